@@ -1,0 +1,169 @@
+// Store: the record store of one rpmp-server, over one or more pools.
+//
+// What it keeps: namespaces -> keys -> ordered records (see docs/storage-format.md),
+// and raw allocations addressed by (pool, offset). Bulk bytes never pass through the
+// store's API: a writer Reserve()s space, fills the payload in place (the server
+// points an RDMA read straight at Reservation::payload()), then Commit()s. A record is
+// visible, and survives kill -9, only once Commit() returned OK.
+//
+// Threads: every method may be called from any thread concurrently. Views returned
+// by Get() pin the memory they point to: it is not reused until the view is gone.
+// Who calls it: server/ request handlers, tests, and the rpmp-server start-up code.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "common/status.h"
+
+namespace rpmp {
+
+constexpr size_t kMaxNamespaceLength = 255;
+constexpr size_t kMaxKeyLength = 1024;
+
+enum class WriteKind : uint8_t { kPut = 1, kAppend = 2 };
+
+// What a writer asks for. `crc` is CRC-32C of the payload, computed by the client.
+struct WriteSpec {
+  std::string ns;
+  std::string key;
+  WriteKind kind = WriteKind::kPut;
+  uint64_t tag = 0;
+  uint64_t length = 0;
+  uint32_t crc = 0;
+};
+
+// One committed record as readers see it.
+struct RecordInfo {
+  uint64_t tag = 0;
+  uint64_t length = 0;
+  uint32_t crc = 0;
+  uint32_t pool = 0;            // index of the pool holding it
+  uint64_t offset = 0;          // payload offset inside that pool (for one-sided reads)
+  const char* data = nullptr;   // payload in the server's address space
+};
+
+// Records of one object, in append order, with pins keeping their memory alive.
+struct ObjectView {
+  std::vector<RecordInfo> records;
+  uint64_t total_length = 0;
+  std::vector<std::shared_ptr<const void>> pins;  // opaque; drop the view to unpin
+};
+
+// Space reserved for one record. Move-only. Destroying an uncommitted reservation
+// aborts it (the space is wasted until reclaimed; nothing becomes visible).
+class Reservation {
+ public:
+  Reservation() = default;
+  Reservation(Reservation&& o) noexcept;
+  Reservation& operator=(Reservation&& o) noexcept;
+  Reservation(const Reservation&) = delete;
+  Reservation& operator=(const Reservation&) = delete;
+  ~Reservation();
+
+  char* payload() const { return payload_; }
+  uint64_t length() const { return length_; }
+  uint32_t pool() const { return pool_; }
+  uint64_t payload_offset() const { return payload_offset_; }
+  bool valid() const { return impl_ != nullptr; }
+
+  // For store implementations only.
+  struct Impl;
+  Reservation(std::shared_ptr<Impl> impl, char* payload, uint64_t length, uint32_t pool,
+              uint64_t payload_offset);
+  Impl* impl() const { return impl_.get(); }
+  void Reset();
+
+ private:
+  std::shared_ptr<Impl> impl_;
+  char* payload_ = nullptr;
+  uint64_t length_ = 0;
+  uint32_t pool_ = 0;
+  uint64_t payload_offset_ = 0;
+};
+
+struct KeyInfo {
+  std::string key;
+  uint64_t total_length = 0;
+  uint32_t records = 0;
+};
+
+struct ListPage {
+  std::vector<KeyInfo> keys;  // sorted by key
+  bool more = false;          // true when keys beyond the last one exist
+};
+
+// A raw allocation's address: stable across restarts of the same pool.
+struct RawAddress {
+  uint32_t pool = 0;
+  uint64_t offset = 0;  // of the first usable byte, inside the pool
+};
+
+struct PoolStats {
+  std::string path;
+  std::string medium;  // "pmem (flush)", "file (msync)", "tmpfs (process crash only)", "dram"
+  uint64_t capacity = 0;
+  uint64_t used = 0;   // bytes held by segments and raw allocations
+  uint64_t free = 0;
+};
+
+struct StoreStats {
+  uint64_t node_id = 0;
+  std::vector<PoolStats> pools;
+  uint64_t namespaces = 0;
+  uint64_t keys = 0;
+  uint64_t records = 0;
+  uint64_t live_bytes = 0;  // payload bytes of visible records
+};
+
+// A memory range the transport should register for RMA.
+struct MemoryArea {
+  uint32_t pool = 0;
+  char* base = nullptr;
+  size_t size = 0;
+};
+
+class Store {
+ public:
+  virtual ~Store() = default;
+
+  // Reserves space for a record. Errors: InvalidArgument (bad ns/key), NoSpace.
+  virtual StatusOr<Reservation> Reserve(const WriteSpec& spec) = 0;
+  // Persists the payload, then the commit mark, then publishes the record. A kPut
+  // replaces all earlier records of the key; a kAppend adds after them.
+  virtual Status Commit(Reservation* r) = 0;
+  // Gives up a reservation; nothing becomes visible.
+  virtual void Abort(Reservation* r) = 0;
+
+  // Records of (ns, key). NotFound when absent.
+  virtual StatusOr<ObjectView> Get(const std::string& ns, const std::string& key) = 0;
+  // Removes a key atomically (all its records or none, also across a crash).
+  // NotFound when absent. Works when the pool is full.
+  virtual Status Delete(const std::string& ns, const std::string& key) = 0;
+  // Keys of `ns` strictly after `start_after`, at most `max`. An unknown namespace
+  // yields an empty page.
+  virtual StatusOr<ListPage> List(const std::string& ns, const std::string& start_after,
+                                  size_t max) = 0;
+  // Frees everything the namespace holds. NotFound when it holds nothing.
+  virtual Status DeleteNamespace(const std::string& ns) = 0;
+
+  // Raw memory: an allocation of `size` bytes; InvalidArgument for 0, NoSpace.
+  virtual StatusOr<RawAddress> Alloc(uint64_t size) = 0;
+  // NotFound unless `addr` is the start of a live allocation.
+  virtual Status Free(RawAddress addr) = 0;
+  // Pointer to [addr, addr+len) when that range lies inside one live allocation
+  // (addr may point into its middle); OutOfRange / NotFound otherwise.
+  virtual StatusOr<char*> ResolveRaw(RawAddress addr, uint64_t len) = 0;
+  // Makes [p, p+len) of raw memory durable (after an RMA wrote into it).
+  virtual void PersistRaw(const char* p, uint64_t len) = 0;
+
+  virtual StoreStats Stats() = 0;
+  virtual std::vector<MemoryArea> Areas() = 0;
+  // Stable id of this node, created with its first pool and kept in it.
+  virtual uint64_t NodeId() const = 0;
+};
+
+}  // namespace rpmp
