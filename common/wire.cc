@@ -1,0 +1,290 @@
+// Encoding and strict decoding of wire protocol v1 frames (see wire.h).
+#include "common/wire.h"
+
+#include "common/bytes.h"
+
+namespace rpmp::wire {
+namespace {
+
+bool ValidOp(uint8_t op) { return op >= 1 && op <= static_cast<uint8_t>(Op::kBye); }
+
+void PutHeader(ByteWriter& w, const Header& h) {
+  w.U32(kMagic);
+  w.U8(kVersion);
+  w.U8(static_cast<uint8_t>(h.op));
+  w.U16(h.flags);
+  w.U32(0);  // frame length, patched at the end
+  w.U32(h.session);
+  w.U64(h.request_id);
+  w.U16(h.status);
+  w.U16(0);
+  w.U32(0);
+}
+
+size_t Finish(ByteWriter& w) {
+  if (!w.ok()) return 0;
+  uint32_t len = static_cast<uint32_t>(w.size());
+  char* p = w.data() + 8;
+  for (int i = 0; i < 4; i++) p[i] = static_cast<char>(len >> (8 * i));
+  return len;
+}
+
+void PutRma(ByteWriter& w, const RmaRef& r) { w.U64(r.addr); w.U64(r.key); w.U64(r.length); }
+RmaRef GetRma(ByteReader& rd) {
+  RmaRef r;
+  r.addr = rd.U64();
+  r.key = rd.U64();
+  r.length = rd.U64();
+  return r;
+}
+
+// Payload of put/append/write: exactly one of inline bytes or an RMA source.
+void PutPayload(ByteWriter& w, const Request& r) {
+  if (r.h.flags & kFlagInline) w.Blob(r.inline_data);
+  if (r.h.flags & kFlagRma) PutRma(w, r.rma);
+}
+bool GetPayload(ByteReader& rd, Request* r) {
+  bool in = r->h.flags & kFlagInline, rma = r->h.flags & kFlagRma;
+  if (in == rma) return false;
+  if (in) {
+    r->inline_data = rd.Blob(kMaxInline);
+    return rd.ok() && r->inline_data.size() == r->length;
+  }
+  r->rma = GetRma(rd);
+  return rd.ok() && r->rma.length == r->length;
+}
+
+Status Bad(const char* what) { return Status::InvalidArgument(std::string("malformed frame: ") + what); }
+
+}  // namespace
+
+const char* OpName(Op op) {
+  switch (op) {
+    case Op::kHello: return "hello";
+    case Op::kPut: return "put";
+    case Op::kAppend: return "append";
+    case Op::kGet: return "get";
+    case Op::kGetMeta: return "get_meta";
+    case Op::kDel: return "del";
+    case Op::kList: return "list";
+    case Op::kStat: return "stat";
+    case Op::kAlloc: return "alloc";
+    case Op::kFree: return "free";
+    case Op::kWrite: return "write";
+    case Op::kRead: return "read";
+    case Op::kDeleteNs: return "delete_ns";
+    case Op::kBye: return "bye";
+  }
+  return "unknown";
+}
+
+size_t EncodeRequest(const Request& r, char* buf, size_t cap) {
+  ByteWriter w(buf, cap < kMaxFrame ? cap : kMaxFrame);
+  PutHeader(w, r.h);
+  switch (r.h.op) {
+    case Op::kHello: w.Str(r.client_name); w.Blob(r.fabric_address); break;
+    case Op::kPut:
+    case Op::kAppend:
+      w.Str(r.ns); w.Str(r.key); w.U64(r.tag); w.U64(r.length); w.U32(r.crc);
+      PutPayload(w, r);
+      break;
+    case Op::kGet:
+      w.Str(r.ns); w.Str(r.key);
+      if (r.h.flags & kFlagRma) PutRma(w, r.rma);
+      break;
+    case Op::kGetMeta: w.Str(r.ns); w.Str(r.key); w.U32(r.start); w.U32(r.max); break;
+    case Op::kDel: w.Str(r.ns); w.Str(r.key); break;
+    case Op::kList: w.Str(r.ns); w.Str(r.start_after); w.U32(r.max); break;
+    case Op::kDeleteNs: w.Str(r.ns); break;
+    case Op::kStat:
+    case Op::kBye: break;
+    case Op::kAlloc: w.U64(r.length); break;
+    case Op::kFree: w.U32(r.pool); w.U64(r.offset); break;
+    case Op::kWrite: w.U32(r.pool); w.U64(r.offset); w.U64(r.length); PutPayload(w, r); break;
+    case Op::kRead:
+      w.U32(r.pool); w.U64(r.offset); w.U64(r.length);
+      if (r.h.flags & kFlagRma) PutRma(w, r.rma);
+      break;
+  }
+  return Finish(w);
+}
+
+Status DecodeHeader(const char* buf, size_t len, Header* h) {
+  if (len < kHeaderSize) return Bad("shorter than the 32-byte header");
+  if (len > kMaxFrame) return Bad("longer than the 64 KiB frame limit");
+  ByteReader rd(buf, len);
+  if (rd.U32() != kMagic) return Bad("bad magic");
+  h->version = rd.U8();
+  if (h->version != kVersion)
+    return Status::InvalidArgument("unsupported protocol version " + std::to_string(h->version) +
+                                   " (this peer speaks 1)");
+  uint8_t op = rd.U8();
+  if (!ValidOp(op)) return Bad(("unknown op " + std::to_string(op)).c_str());
+  h->op = static_cast<Op>(op);
+  h->flags = rd.U16();
+  h->frame_length = rd.U32();
+  if (h->frame_length != len) return Bad("frame length field does not match the bytes received");
+  h->session = rd.U32();
+  h->request_id = rd.U64();
+  h->status = rd.U16();
+  return Status::Ok();
+}
+
+Status DecodeRequest(const char* buf, size_t len, Request* r) {
+  RPMP_RETURN_IF_ERROR(DecodeHeader(buf, len, &r->h));
+  if (r->h.flags & kFlagResponse) return Bad("a response where a request was expected");
+  ByteReader rd(buf + kHeaderSize, len - kHeaderSize);
+  bool payload_ok = true;
+  switch (r->h.op) {
+    case Op::kHello:
+      r->client_name = rd.Str(kMaxNamespace);
+      r->fabric_address = rd.Blob(kMaxFabricAddress);
+      break;
+    case Op::kPut:
+    case Op::kAppend:
+      r->ns = rd.Str(kMaxNamespace); r->key = rd.Str(kMaxKey);
+      r->tag = rd.U64(); r->length = rd.U64(); r->crc = rd.U32();
+      payload_ok = rd.ok() && GetPayload(rd, r);
+      break;
+    case Op::kGet:
+      r->ns = rd.Str(kMaxNamespace); r->key = rd.Str(kMaxKey);
+      if (r->h.flags & kFlagRma) r->rma = GetRma(rd);
+      break;
+    case Op::kGetMeta:
+      r->ns = rd.Str(kMaxNamespace); r->key = rd.Str(kMaxKey);
+      r->start = rd.U32(); r->max = rd.U32();
+      break;
+    case Op::kDel: r->ns = rd.Str(kMaxNamespace); r->key = rd.Str(kMaxKey); break;
+    case Op::kList:
+      r->ns = rd.Str(kMaxNamespace); r->start_after = rd.Str(kMaxKey); r->max = rd.U32();
+      break;
+    case Op::kDeleteNs: r->ns = rd.Str(kMaxNamespace); break;
+    case Op::kStat:
+    case Op::kBye: break;
+    case Op::kAlloc: r->length = rd.U64(); break;
+    case Op::kFree: r->pool = rd.U32(); r->offset = rd.U64(); break;
+    case Op::kWrite:
+      r->pool = rd.U32(); r->offset = rd.U64(); r->length = rd.U64();
+      payload_ok = rd.ok() && GetPayload(rd, r);
+      break;
+    case Op::kRead:
+      r->pool = rd.U32(); r->offset = rd.U64(); r->length = rd.U64();
+      if (r->h.flags & kFlagRma) r->rma = GetRma(rd);
+      break;
+  }
+  if (!payload_ok) return Bad("payload must be either inline or by RMA, of the stated length");
+  if (!rd.ok()) return Bad("body truncated or a field over its limit");
+  if (rd.remaining() != 0) return Bad("trailing bytes after the body");
+  return Status::Ok();
+}
+
+size_t EncodeResponse(const Response& r, char* buf, size_t cap) {
+  ByteWriter w(buf, cap < kMaxFrame ? cap : kMaxFrame);
+  Header h = r.h;
+  h.flags |= kFlagResponse;
+  PutHeader(w, h);
+  w.Str(r.message.size() > kMaxMessage ? r.message.substr(0, kMaxMessage) : r.message);
+  if (r.h.status != 0) return Finish(w);
+  switch (r.h.op) {
+    case Op::kHello:
+      w.U32(r.session); w.U64(r.node_id); w.U32(r.max_inline); w.U32(r.max_inflight);
+      break;
+    case Op::kGet:
+    case Op::kRead:
+      w.U8(static_cast<uint8_t>(r.outcome)); w.U64(r.total_length); w.U32(r.record_count);
+      if (r.outcome == GetOutcome::kInline) w.Blob(r.inline_data);
+      break;
+    case Op::kGetMeta:
+      w.U64(r.total_length); w.U32(r.record_count); w.U8(r.more ? 1 : 0);
+      w.U32(static_cast<uint32_t>(r.records.size()));
+      for (const RecordMeta& m : r.records) {
+        w.U64(m.tag); w.U64(m.length); w.U32(m.crc); w.U32(m.pool); w.U64(m.rma_addr); w.U64(m.rma_key);
+      }
+      break;
+    case Op::kList:
+      w.U8(r.more ? 1 : 0); w.U32(static_cast<uint32_t>(r.keys.size()));
+      for (const KeyEntry& k : r.keys) { w.Str(k.key); w.U64(k.total_length); w.U32(k.records); }
+      break;
+    case Op::kStat:
+      w.U64(r.node_id); w.U64(r.namespaces); w.U64(r.key_count); w.U64(r.record_total);
+      w.U64(r.live_bytes); w.U32(static_cast<uint32_t>(r.pools.size()));
+      for (const PoolEntry& p : r.pools) {
+        w.Str(p.path); w.Str(p.medium); w.U64(p.capacity); w.U64(p.used); w.U64(p.free);
+      }
+      break;
+    case Op::kAlloc:
+      w.U32(r.pool); w.U64(r.offset); PutRma(w, r.rma);
+      break;
+    default: break;
+  }
+  return Finish(w);
+}
+
+Status DecodeResponse(const char* buf, size_t len, Response* r) {
+  RPMP_RETURN_IF_ERROR(DecodeHeader(buf, len, &r->h));
+  if (!(r->h.flags & kFlagResponse)) return Bad("a request where a response was expected");
+  ByteReader rd(buf + kHeaderSize, len - kHeaderSize);
+  r->message = std::string(rd.Str(kMaxMessage));
+  if (r->h.status == 0) {
+    switch (r->h.op) {
+      case Op::kHello:
+        r->session = rd.U32(); r->node_id = rd.U64(); r->max_inline = rd.U32();
+        r->max_inflight = rd.U32();
+        break;
+      case Op::kGet:
+      case Op::kRead: {
+        uint8_t o = rd.U8();
+        if (o > static_cast<uint8_t>(GetOutcome::kNeedsBuffer)) rd.Fail();
+        r->outcome = static_cast<GetOutcome>(o);
+        r->total_length = rd.U64(); r->record_count = rd.U32();
+        if (r->outcome == GetOutcome::kInline) r->inline_data = rd.Blob(kMaxFrame);
+        break;
+      }
+      case Op::kGetMeta: {
+        r->total_length = rd.U64(); r->record_count = rd.U32(); r->more = rd.U8() != 0;
+        uint32_t n = rd.U32();
+        if (n > kMaxPageItems) rd.Fail();
+        for (uint32_t i = 0; i < n && rd.ok(); i++) {
+          RecordMeta m;
+          m.tag = rd.U64(); m.length = rd.U64(); m.crc = rd.U32(); m.pool = rd.U32();
+          m.rma_addr = rd.U64(); m.rma_key = rd.U64();
+          r->records.push_back(m);
+        }
+        break;
+      }
+      case Op::kList: {
+        r->more = rd.U8() != 0;
+        uint32_t n = rd.U32();
+        if (n > kMaxPageItems) rd.Fail();
+        for (uint32_t i = 0; i < n && rd.ok(); i++) {
+          KeyEntry k;
+          k.key = std::string(rd.Str(kMaxKey)); k.total_length = rd.U64(); k.records = rd.U32();
+          r->keys.push_back(std::move(k));
+        }
+        break;
+      }
+      case Op::kStat: {
+        r->node_id = rd.U64(); r->namespaces = rd.U64(); r->key_count = rd.U64();
+        r->record_total = rd.U64(); r->live_bytes = rd.U64();
+        uint32_t n = rd.U32();
+        if (n > 64) rd.Fail();
+        for (uint32_t i = 0; i < n && rd.ok(); i++) {
+          PoolEntry p;
+          p.path = std::string(rd.Str(4096)); p.medium = std::string(rd.Str(256));
+          p.capacity = rd.U64(); p.used = rd.U64(); p.free = rd.U64();
+          r->pools.push_back(std::move(p));
+        }
+        break;
+      }
+      case Op::kAlloc:
+        r->pool = rd.U32(); r->offset = rd.U64(); r->rma = GetRma(rd);
+        break;
+      default: break;
+    }
+  }
+  if (!rd.ok()) return Bad("response body truncated or a field over its limit");
+  if (rd.remaining() != 0) return Bad("trailing bytes after the response body");
+  return Status::Ok();
+}
+
+}  // namespace rpmp::wire

@@ -1,0 +1,135 @@
+// The RPMP data-plane wire protocol, version 1 (docs/wire-protocol.md is its spec).
+//
+// Every message is one frame: a fixed 32-byte little-endian header followed by an
+// op-specific body. Requests and responses share the header; a response echoes the
+// request id and carries a status. Bulk payloads travel by RMA (the frame names the
+// peer's registered buffer) or inline in the body when small.
+//
+// DecodeRequest/DecodeResponse accept any bytes: anything malformed, truncated,
+// oversized or of an unknown op/version yields InvalidArgument, never a crash. The
+// decoded structs hold string_views into the frame buffer: they live as long as it.
+// All functions are thread-safe (no shared state).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "common/status.h"
+
+namespace rpmp::wire {
+
+constexpr uint32_t kMagic = 0x504D5052;  // bytes "RPMP"
+constexpr uint8_t kVersion = 1;
+constexpr size_t kHeaderSize = 32;
+constexpr size_t kMaxFrame = 64 * 1024;      // receive buffers are this large
+constexpr size_t kMaxInline = 16 * 1024;     // largest payload carried inside a frame
+constexpr size_t kMaxNamespace = 255;
+constexpr size_t kMaxKey = 1024;
+constexpr size_t kMaxFabricAddress = 256;
+constexpr size_t kMaxMessage = 1024;         // error text in responses
+constexpr uint32_t kMaxPageItems = 1000;     // list / meta page size bound
+
+enum class Op : uint8_t {
+  kHello = 1, kPut = 2, kAppend = 3, kGet = 4, kGetMeta = 5, kDel = 6, kList = 7,
+  kStat = 8, kAlloc = 9, kFree = 10, kWrite = 11, kRead = 12, kDeleteNs = 13, kBye = 14,
+};
+const char* OpName(Op op);
+
+enum HeaderFlags : uint16_t {
+  kFlagResponse = 1,  // set on every response
+  kFlagInline = 2,    // the payload is inside the body
+  kFlagRma = 4,       // the frame names an RMA buffer of the sender
+};
+
+// A registered buffer on the frame's sender, for the receiver's RMA.
+struct RmaRef {
+  uint64_t addr = 0;    // in the provider's form (virtual address or offset)
+  uint64_t key = 0;
+  uint64_t length = 0;  // bytes available / to transfer
+};
+
+struct Header {
+  uint8_t version = kVersion;
+  Op op = Op::kHello;
+  uint16_t flags = 0;
+  uint32_t frame_length = 0;
+  uint32_t session = 0;
+  uint64_t request_id = 0;
+  uint16_t status = 0;
+};
+
+// One request; which fields an op uses is listed in docs/wire-protocol.md.
+struct Request {
+  Header h;
+  std::string_view fabric_address;  // hello
+  std::string_view client_name;     // hello
+  std::string_view ns, key;         // put append get meta del list deletens
+  uint64_t tag = 0;                 // put append
+  uint64_t length = 0;              // put append write read alloc(size)
+  uint32_t crc = 0;                 // put append
+  RmaRef rma;                       // with kFlagRma: source (put append write) or target (get read)
+  std::string_view inline_data;     // with kFlagInline (put append write)
+  std::string_view start_after;     // list
+  uint32_t start = 0;               // meta: first record index
+  uint32_t max = 0;                 // list meta: page size
+  uint32_t pool = 0;                // free write read
+  uint64_t offset = 0;              // free write read
+};
+
+struct RecordMeta {
+  uint64_t tag = 0, length = 0;
+  uint32_t crc = 0, pool = 0;
+  uint64_t rma_addr = 0, rma_key = 0;
+};
+
+struct KeyEntry {
+  std::string key;
+  uint64_t total_length = 0;
+  uint32_t records = 0;
+};
+
+struct PoolEntry {
+  std::string path, medium;
+  uint64_t capacity = 0, used = 0, free = 0;
+};
+
+enum class GetOutcome : uint8_t { kInline = 0, kWrittenToRma = 1, kNeedsBuffer = 2 };
+
+// One response; fields by op as in docs/wire-protocol.md.
+struct Response {
+  Header h;
+  std::string message;               // error text when status != 0
+  // hello
+  uint32_t session = 0, max_inline = 0, max_inflight = 0;
+  uint64_t node_id = 0;
+  // get / read
+  GetOutcome outcome = GetOutcome::kInline;
+  uint64_t total_length = 0;
+  uint32_t record_count = 0;
+  std::string_view inline_data;
+  // meta
+  std::vector<RecordMeta> records;
+  // list
+  std::vector<KeyEntry> keys;
+  bool more = false;
+  // stat
+  uint64_t namespaces = 0, key_count = 0, record_total = 0, live_bytes = 0;
+  std::vector<PoolEntry> pools;
+  // alloc
+  uint32_t pool = 0;
+  uint64_t offset = 0;
+  RmaRef rma;
+};
+
+// Encodes into buf (cap bytes); returns the frame length, or 0 when it does not fit.
+size_t EncodeRequest(const Request& r, char* buf, size_t cap);
+size_t EncodeResponse(const Response& r, char* buf, size_t cap);
+
+// Reads only the header (to route a frame); InvalidArgument when malformed.
+Status DecodeHeader(const char* buf, size_t len, Header* h);
+Status DecodeRequest(const char* buf, size_t len, Request* r);
+Status DecodeResponse(const char* buf, size_t len, Response* r);
+
+}  // namespace rpmp::wire
