@@ -1,0 +1,16 @@
+// Helpers shared by tests: free loopback ports, the provider under test, temp paths.
+// Tests only.
+#pragma once
+
+#include <string>
+
+namespace rpmp::testing {
+
+// A TCP port on 127.0.0.1 that was free a moment ago (bound to port 0, then closed).
+int FreePort();
+// RPMP_TEST_PROVIDER or "tcp;ofi_rxm".
+std::string Provider();
+// A fresh path under /dev/shm unique to this process and call: "/dev/shm/rpmp-test-<pid>-<n>-<tag>".
+std::string TempPath(const std::string& tag);
+
+}  // namespace rpmp::testing

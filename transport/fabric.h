@@ -1,0 +1,161 @@
+// Fabric: one libfabric reliable-datagram endpoint (FI_EP_RDM, FI_MSG | FI_RMA) with
+// its domain, address vector and completion queue. It is RPMP's whole transport
+// contract: register memory, post receives, send, RMA read/write, poll completions.
+//
+// Setup (Open, Register, InsertPeer) lives in fabric_setup.cc; the fast path (posting
+// and polling) in fabric_datapath.cc. Provider quirks come from providers.h.
+//
+// Threads: all methods are safe to call concurrently (the domain is opened
+// FI_THREAD_SAFE). Operations the provider cannot take right now (FI_EAGAIN) are
+// queued and retried by Poll(), so posting never fails for lack of resources.
+// Completions are reported through the OpContext the caller passed in; that context
+// must stay alive until its completion is polled.
+// Who calls it: server/ and client-cpp/ only.
+#pragma once
+
+#include <rdma/fabric.h>
+#include <rdma/fi_domain.h>
+
+#include <cstdint>
+#include <deque>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <string_view>
+
+#include "common/status.h"
+#include "transport/providers.h"
+
+namespace rpmp {
+
+struct FabricOptions {
+  std::string provider = "tcp;ofi_rxm";
+  std::string node;     // local address to bind; empty = let the provider choose
+  std::string service;  // local port to listen on; empty = ephemeral
+};
+
+using PeerAddr = fi_addr_t;
+
+enum class OpKind : uint8_t { kSend, kRecv, kRead, kWrite };
+
+// Callers embed this as the FIRST member of their per-operation context.
+struct OpContext {
+  fi_context2 fi;  // owned by libfabric while the operation is in flight
+  OpKind kind = OpKind::kSend;
+};
+
+struct Completion {
+  OpContext* ctx = nullptr;
+  size_t length = 0;  // bytes received (receives)
+  Status status;      // not OK when the operation failed (peer gone, access error)
+};
+
+// A registered memory range. RmaAddr() gives the address a peer must use for RMA
+// into it (virtual address or offset, as the provider wants).
+class MemoryRegion {
+ public:
+  ~MemoryRegion();
+  MemoryRegion(const MemoryRegion&) = delete;
+  MemoryRegion& operator=(const MemoryRegion&) = delete;
+
+  void* desc() const { return desc_; }
+  uint64_t key() const { return key_; }
+  char* base() const { return base_; }
+  size_t length() const { return len_; }
+  bool Contains(const void* p, size_t n) const {
+    const char* c = static_cast<const char*>(p);
+    return c >= base_ && n <= len_ && static_cast<size_t>(c - base_) <= len_ - n;
+  }
+  uint64_t RmaAddr(const void* p) const {
+    uint64_t off = static_cast<uint64_t>(static_cast<const char*>(p) - base_);
+    return virt_addr_ ? reinterpret_cast<uint64_t>(base_) + off : off;
+  }
+
+ private:
+  friend class Fabric;
+  MemoryRegion() = default;
+  fid_mr* mr_ = nullptr;
+  void* desc_ = nullptr;
+  uint64_t key_ = 0;
+  char* base_ = nullptr;
+  size_t len_ = 0;
+  bool virt_addr_ = false;
+};
+
+class Fabric {
+ public:
+  // Opens the provider and an endpoint; with options.service set, the endpoint
+  // listens on node:service. InvalidArgument for an unknown provider, Unavailable
+  // when the provider or address cannot be had (the message says which).
+  static StatusOr<std::unique_ptr<Fabric>> Open(const FabricOptions& options);
+  ~Fabric();
+  Fabric(const Fabric&) = delete;
+  Fabric& operator=(const Fabric&) = delete;
+
+  // Registers [base, base+len) for local use and remote read/write.
+  StatusOr<std::unique_ptr<MemoryRegion>> Register(void* base, size_t len);
+  // This endpoint's address, to hand to peers (opaque bytes).
+  std::string LocalAddress() const;
+  // "127.0.0.1:7000" of this endpoint, for logs.
+  std::string LocalAddressString() const;
+  // Makes a peer addressable from its opaque address bytes.
+  StatusOr<PeerAddr> InsertPeer(std::string_view address);
+  // Makes a peer addressable from host and port (resolved by the provider).
+  StatusOr<PeerAddr> InsertPeer(const std::string& host, const std::string& port);
+  void RemovePeer(PeerAddr peer);
+
+  Status PostRecv(OpContext* ctx, void* buf, size_t len, void* desc);
+  Status Send(OpContext* ctx, PeerAddr peer, const void* buf, size_t len, void* desc);
+  // RMA read of the peer's [raddr, raddr+len) under rkey into local buf.
+  Status Read(OpContext* ctx, PeerAddr peer, void* buf, size_t len, void* desc, uint64_t raddr,
+              uint64_t rkey);
+  // RMA write of local buf into the peer's [raddr, raddr+len).
+  Status Write(OpContext* ctx, PeerAddr peer, const void* buf, size_t len, void* desc,
+               uint64_t raddr, uint64_t rkey);
+
+  // Drives progress and returns up to `max` completions (0 when none) without blocking.
+  int Poll(Completion* out, int max);
+  // Like Poll, but blocks up to timeout_ms for the first completion when the provider
+  // has a wait object; otherwise polls for that long.
+  int Wait(Completion* out, int max, int timeout_ms);
+
+  const ProviderTraits& traits() const { return *traits_; }
+  const fi_info* info() const { return info_; }
+  bool needs_local_desc() const { return (mr_mode_ & FI_MR_LOCAL) != 0; }
+
+ private:
+  Fabric() = default;
+  Status OpenResources(const FabricOptions& options);
+  struct Deferred {
+    OpKind kind;
+    OpContext* ctx;
+    PeerAddr peer;
+    void* buf;
+    size_t len;
+    void* desc;
+    uint64_t raddr, rkey;
+  };
+  ssize_t Post(const Deferred& d);
+  Status PostOrDefer(const Deferred& d);
+  void RetryDeferred();
+  int ReadCq(Completion* out, int max);
+
+  const ProviderTraits* traits_ = nullptr;
+  fi_info* info_ = nullptr;
+  fid_fabric* fabric_ = nullptr;
+  fid_domain* domain_ = nullptr;
+  fid_av* av_ = nullptr;
+  fid_cq* cq_ = nullptr;
+  fid_ep* ep_ = nullptr;
+  uint64_t mr_mode_ = 0;
+  uint64_t next_key_ = 1;
+  int wait_fd_ = -1;
+  std::mutex mu_;  // guards deferred_, failed_ and next_key_
+  std::deque<Deferred> deferred_;
+  std::deque<Completion> failed_;  // deferred posts the provider refused
+};
+
+// "fi_getinfo: No data available (-61)" style text for a libfabric return code.
+std::string FabricError(const char* call, int ret);
+
+}  // namespace rpmp

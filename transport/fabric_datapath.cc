@@ -1,0 +1,140 @@
+// Fabric fast path: posting operations, retrying those the provider deferred, and
+// reading completions. No allocation except when an operation must be queued.
+#include <poll.h>
+#include <rdma/fi_endpoint.h>
+#include <rdma/fi_errno.h>
+#include <rdma/fi_rma.h>
+
+#include <chrono>
+
+#include "transport/fabric.h"
+
+namespace rpmp {
+
+ssize_t Fabric::Post(const Deferred& d) {
+  switch (d.kind) {
+    case OpKind::kRecv: return fi_recv(ep_, d.buf, d.len, d.desc, FI_ADDR_UNSPEC, d.ctx);
+    case OpKind::kSend: return fi_send(ep_, d.buf, d.len, d.desc, d.peer, d.ctx);
+    case OpKind::kRead: return fi_read(ep_, d.buf, d.len, d.desc, d.peer, d.raddr, d.rkey, d.ctx);
+    case OpKind::kWrite:
+      return fi_write(ep_, d.buf, d.len, d.desc, d.peer, d.raddr, d.rkey, d.ctx);
+  }
+  return -FI_EINVAL;
+}
+
+Status Fabric::PostOrDefer(const Deferred& d) {
+  d.ctx->kind = d.kind;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (!deferred_.empty()) {  // keep order behind what is already waiting
+      deferred_.push_back(d);
+      return Status::Ok();
+    }
+  }
+  ssize_t ret = Post(d);
+  if (ret == 0) return Status::Ok();
+  if (ret == -FI_EAGAIN) {
+    std::lock_guard<std::mutex> lock(mu_);
+    deferred_.push_back(d);
+    return Status::Ok();
+  }
+  return Status::Unavailable(FabricError("post", static_cast<int>(ret)));
+}
+
+void Fabric::RetryDeferred() {
+  std::lock_guard<std::mutex> lock(mu_);
+  while (!deferred_.empty()) {
+    ssize_t ret = Post(deferred_.front());
+    if (ret == -FI_EAGAIN) return;
+    if (ret != 0) {  // cannot be posted at all: report it as a failed completion
+      Completion c;
+      c.ctx = deferred_.front().ctx;
+      c.status = Status::Unavailable(FabricError("deferred post", static_cast<int>(ret)));
+      failed_.push_back(c);
+    }
+    deferred_.pop_front();
+  }
+}
+
+Status Fabric::PostRecv(OpContext* ctx, void* buf, size_t len, void* desc) {
+  return PostOrDefer({OpKind::kRecv, ctx, FI_ADDR_UNSPEC, buf, len, desc, 0, 0});
+}
+
+Status Fabric::Send(OpContext* ctx, PeerAddr peer, const void* buf, size_t len, void* desc) {
+  return PostOrDefer({OpKind::kSend, ctx, peer, const_cast<void*>(buf), len, desc, 0, 0});
+}
+
+Status Fabric::Read(OpContext* ctx, PeerAddr peer, void* buf, size_t len, void* desc,
+                    uint64_t raddr, uint64_t rkey) {
+  return PostOrDefer({OpKind::kRead, ctx, peer, buf, len, desc, raddr, rkey});
+}
+
+Status Fabric::Write(OpContext* ctx, PeerAddr peer, const void* buf, size_t len, void* desc,
+                     uint64_t raddr, uint64_t rkey) {
+  return PostOrDefer({OpKind::kWrite, ctx, peer, const_cast<void*>(buf), len, desc, raddr, rkey});
+}
+
+int Fabric::ReadCq(Completion* out, int max) {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (!failed_.empty()) {
+      out[0] = failed_.front();
+      failed_.pop_front();
+      return 1;
+    }
+  }
+  fi_cq_msg_entry entries[32];
+  if (max > 32) max = 32;
+  ssize_t n = fi_cq_read(cq_, entries, max);
+  if (n > 0) {
+    for (ssize_t i = 0; i < n; i++) {
+      out[i].ctx = static_cast<OpContext*>(entries[i].op_context);
+      out[i].length = entries[i].len;
+      out[i].status = Status::Ok();
+    }
+    return static_cast<int>(n);
+  }
+  if (n == -FI_EAVAIL) {
+    fi_cq_err_entry err{};
+    if (fi_cq_readerr(cq_, &err, 0) == 1) {
+      out[0].ctx = static_cast<OpContext*>(err.op_context);
+      out[0].length = 0;
+      out[0].status = Status::Unavailable(
+          std::string("fabric operation failed: ") + fi_strerror(err.err) + " (peer gone?)");
+      return 1;
+    }
+  }
+  return 0;
+}
+
+int Fabric::Poll(Completion* out, int max) {
+  int n = ReadCq(out, max);
+  bool waiting;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    waiting = !deferred_.empty() || !failed_.empty();
+  }
+  if (waiting) RetryDeferred();
+  return n;
+}
+
+int Fabric::Wait(Completion* out, int max, int timeout_ms) {
+  int n = Poll(out, max);
+  if (n > 0 || timeout_ms <= 0) return n;
+  if (wait_fd_ >= 0) {
+    fid* fids[1] = {&cq_->fid};
+    if (fi_trywait(fabric_, fids, 1) == FI_SUCCESS) {
+      pollfd p{wait_fd_, POLLIN, 0};
+      ::poll(&p, 1, timeout_ms);
+    }
+    return Poll(out, max);
+  }
+  auto until = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms);
+  while (std::chrono::steady_clock::now() < until) {
+    n = Poll(out, max);
+    if (n > 0) return n;
+  }
+  return 0;
+}
+
+}  // namespace rpmp

@@ -1,0 +1,166 @@
+// Fabric set-up: provider selection, resource creation, memory registration, peers.
+// Slow path only; see fabric_datapath.cc for posting and polling.
+#include <netdb.h>
+#include <rdma/fi_cm.h>
+#include <rdma/fi_endpoint.h>
+#include <rdma/fi_errno.h>
+
+#include <cstring>
+
+#include "common/log.h"
+#include "transport/fabric.h"
+
+namespace rpmp {
+namespace {
+
+fi_info* MakeHints(const ProviderTraits& t) {
+  fi_info* hints = fi_allocinfo();
+  hints->ep_attr->type = FI_EP_RDM;
+  hints->caps = FI_MSG | FI_RMA | FI_READ | FI_WRITE | FI_REMOTE_READ | FI_REMOTE_WRITE |
+                FI_SEND | FI_RECV;
+  hints->mode = FI_CONTEXT | FI_CONTEXT2;
+  hints->domain_attr->mr_mode = static_cast<int>(t.mr_mode_hints);
+  hints->domain_attr->threading = FI_THREAD_SAFE;
+  hints->fabric_attr->prov_name = strdup(t.name);
+  return hints;
+}
+
+}  // namespace
+
+std::string FabricError(const char* call, int ret) {
+  return std::string(call) + ": " + fi_strerror(ret < 0 ? -ret : ret) + " (" +
+         std::to_string(ret) + ")";
+}
+
+MemoryRegion::~MemoryRegion() {
+  if (mr_ != nullptr) fi_close(&mr_->fid);
+}
+
+StatusOr<std::unique_ptr<Fabric>> Fabric::Open(const FabricOptions& options) {
+  const ProviderTraits* traits = FindProvider(options.provider);
+  if (traits == nullptr)
+    return Status::InvalidArgument("unknown fabric provider '" + options.provider +
+                                   "'; known: " + KnownProviders());
+  std::unique_ptr<Fabric> f(new Fabric());
+  f->traits_ = traits;
+  RPMP_RETURN_IF_ERROR(f->OpenResources(options));
+  return f;
+}
+
+Status Fabric::OpenResources(const FabricOptions& o) {
+  fi_info* hints = MakeHints(*traits_);
+  const char* node = o.node.empty() ? nullptr : o.node.c_str();
+  const char* service = o.service.empty() ? nullptr : o.service.c_str();
+  uint64_t flags = (node != nullptr || service != nullptr) ? FI_SOURCE : 0;
+  int ret = fi_getinfo(FI_VERSION(1, 9), node, service, flags, hints, &info_);
+  fi_freeinfo(hints);
+  if (ret != 0) {
+    return Status::Unavailable(FabricError("fi_getinfo", ret) + " for provider '" + o.provider +
+                               "' at " + (node ? node : "*") + ":" + (service ? service : "*") +
+                               " (is the address local and the provider installed?)");
+  }
+  mr_mode_ = static_cast<uint64_t>(info_->domain_attr->mr_mode);
+  if ((ret = fi_fabric(info_->fabric_attr, &fabric_, nullptr)) != 0)
+    return Status::Unavailable(FabricError("fi_fabric", ret));
+  if ((ret = fi_domain(fabric_, info_, &domain_, nullptr)) != 0)
+    return Status::Unavailable(FabricError("fi_domain", ret));
+  fi_av_attr av_attr{};
+  av_attr.type = FI_AV_TABLE;
+  if ((ret = fi_av_open(domain_, &av_attr, &av_, nullptr)) != 0)
+    return Status::Unavailable(FabricError("fi_av_open", ret));
+  fi_cq_attr cq_attr{};
+  cq_attr.format = FI_CQ_FORMAT_MSG;
+  cq_attr.wait_obj = static_cast<fi_wait_obj>(traits_->cq_wait_obj);
+  cq_attr.size = 4096;
+  if ((ret = fi_cq_open(domain_, &cq_attr, &cq_, nullptr)) != 0)
+    return Status::Unavailable(FabricError("fi_cq_open", ret));
+  if ((ret = fi_endpoint(domain_, info_, &ep_, nullptr)) != 0) {
+    std::string where = (node ? std::string(node) : "*") + ":" + (service ? service : "*");
+    return Status::Unavailable(FabricError("fi_endpoint", ret) + " at " + where +
+                               " (port in use?)");
+  }
+  if ((ret = fi_ep_bind(ep_, &av_->fid, 0)) != 0 ||
+      (ret = fi_ep_bind(ep_, &cq_->fid, FI_TRANSMIT | FI_RECV)) != 0)
+    return Status::Unavailable(FabricError("fi_ep_bind", ret));
+  if ((ret = fi_enable(ep_)) != 0)
+    return Status::Unavailable(FabricError("fi_enable", ret) + " (port in use?)");
+  if (traits_->cq_wait_obj == FI_WAIT_FD &&
+      fi_control(&cq_->fid, FI_GETWAIT, &wait_fd_) != 0) {
+    wait_fd_ = -1;  // the provider cannot block: Wait() polls instead
+  }
+  RPMP_LOG_DEBUG("fabric %s open at %s, mr_mode=0x%lx", traits_->name,
+                 LocalAddressString().c_str(), static_cast<unsigned long>(mr_mode_));
+  return Status::Ok();
+}
+
+Fabric::~Fabric() {
+  if (ep_ != nullptr) fi_close(&ep_->fid);
+  if (cq_ != nullptr) fi_close(&cq_->fid);
+  if (av_ != nullptr) fi_close(&av_->fid);
+  if (domain_ != nullptr) fi_close(&domain_->fid);
+  if (fabric_ != nullptr) fi_close(&fabric_->fid);
+  if (info_ != nullptr) fi_freeinfo(info_);
+}
+
+StatusOr<std::unique_ptr<MemoryRegion>> Fabric::Register(void* base, size_t len) {
+  uint64_t access = FI_SEND | FI_RECV | FI_READ | FI_WRITE | FI_REMOTE_READ | FI_REMOTE_WRITE;
+  uint64_t requested_key;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    requested_key = next_key_++;
+  }
+  std::unique_ptr<MemoryRegion> r(new MemoryRegion());
+  int ret = fi_mr_reg(domain_, base, len, access, 0, requested_key, 0, &r->mr_, nullptr);
+  if (ret != 0) return Status::Unavailable(FabricError("fi_mr_reg", ret));
+  if (mr_mode_ & FI_MR_ENDPOINT) {
+    if ((ret = fi_mr_bind(r->mr_, &ep_->fid, 0)) != 0 || (ret = fi_mr_enable(r->mr_)) != 0)
+      return Status::Unavailable(FabricError("fi_mr_bind/enable", ret));
+  }
+  r->key_ = fi_mr_key(r->mr_);
+  r->desc_ = fi_mr_desc(r->mr_);
+  r->base_ = static_cast<char*>(base);
+  r->len_ = len;
+  r->virt_addr_ = (mr_mode_ & FI_MR_VIRT_ADDR) != 0;
+  return r;
+}
+
+std::string Fabric::LocalAddress() const {
+  char buf[256];
+  size_t len = sizeof(buf);
+  if (fi_getname(&ep_->fid, buf, &len) != 0) return {};
+  return std::string(buf, len);
+}
+
+std::string Fabric::LocalAddressString() const {
+  std::string a = LocalAddress();
+  char buf[256];
+  size_t len = sizeof(buf);
+  fi_av_straddr(av_, a.data(), buf, &len);
+  return std::string(buf);
+}
+
+StatusOr<PeerAddr> Fabric::InsertPeer(std::string_view address) {
+  fi_addr_t addr = FI_ADDR_NOTAVAIL;
+  int n = fi_av_insert(av_, address.data(), 1, &addr, 0, nullptr);
+  if (n != 1) return Status::InvalidArgument("peer address rejected by the fabric");
+  return addr;
+}
+
+StatusOr<PeerAddr> Fabric::InsertPeer(const std::string& host, const std::string& port) {
+  fi_info* hints = MakeHints(*traits_);
+  fi_info* dest = nullptr;
+  int ret = fi_getinfo(FI_VERSION(1, 9), host.c_str(), port.c_str(), 0, hints, &dest);
+  fi_freeinfo(hints);
+  if (ret != 0 || dest == nullptr || dest->dest_addr == nullptr) {
+    if (dest) fi_freeinfo(dest);
+    return Status::Unavailable(FabricError("fi_getinfo", ret) + " resolving " + host + ":" + port);
+  }
+  std::string_view bytes(static_cast<const char*>(dest->dest_addr), dest->dest_addrlen);
+  StatusOr<PeerAddr> peer = InsertPeer(bytes);
+  fi_freeinfo(dest);
+  return peer;
+}
+
+void Fabric::RemovePeer(PeerAddr peer) { fi_av_remove(av_, &peer, 1, 0); }
+
+}  // namespace rpmp

@@ -1,0 +1,30 @@
+// The table of libfabric provider differences, as data (not ifs in the fast path).
+//
+// Each supported provider string maps to the hints RPMP asks for and the choices it
+// makes around the provider's quirks. fabric.cc reads only this table. Add a row here
+// to support a new provider. Thread-safe (constant data).
+#pragma once
+
+#include <rdma/fabric.h>
+#include <rdma/fi_eq.h>
+
+#include <cstdint>
+#include <string>
+
+namespace rpmp {
+
+struct ProviderTraits {
+  const char* name;           // what the user writes: "tcp;ofi_rxm"
+  const char* description;    // for logs and docs
+  uint64_t mr_mode_hints;     // memory-registration modes we can honour
+  int cq_wait_obj;            // FI_WAIT_FD where the provider can block; FI_WAIT_NONE to poll
+  size_t default_inline;      // payloads up to this size travel inside the frame
+  bool register_whole_pool;   // one MR for a pool rather than per segment
+};
+
+// The traits for `provider`, or nullptr when RPMP does not know it.
+const ProviderTraits* FindProvider(const std::string& provider);
+// "tcp;ofi_rxm, verbs;ofi_rxm, shm, tcp" — for error messages.
+std::string KnownProviders();
+
+}  // namespace rpmp
