@@ -1,0 +1,174 @@
+// librpmp: the C++ client of RPMP. The one implementation of the data-plane protocol;
+// the Java client binds to it through JNI.
+//
+// A Client holds a connection to one rpmp-server (server-direct mode; the cluster
+// mode through rpmp-proxy builds on the same calls). It owns a pool of memory
+// registered with the fabric: values in a Buffer from AllocBuffer() move without any
+// copy on the client; plain pointers are copied into such a buffer first (values up
+// to max_inline travel inside the request frame instead).
+//
+// Every call has a blocking form returning Status, and an asynchronous form taking a
+// callback (run on the client's progress thread: keep it short, never block in it,
+// never call a blocking Client method from it) or returning a std::future. Each call
+// fails with DeadlineExceeded after ClientOptions::timeout. No exception leaves the
+// library. A Client is thread-safe: any number of threads may issue calls at once.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <future>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "rpmp/status.h"
+
+namespace rpmp {
+
+struct ClientOptions {
+  std::string provider = "tcp;ofi_rxm";   // libfabric provider, as the server's
+  std::chrono::milliseconds timeout{30000};
+  std::string name = "rpmp-client";       // shows in server logs
+  size_t buffer_cache_bytes = 256u << 20; // registered memory kept for reuse
+  uint32_t max_inflight = 64;             // requests in flight (capped by the server)
+};
+
+// Where raw memory lives: stable across server restarts.
+struct GlobalAddress {
+  uint64_t node_id = 0;
+  uint32_t pool = 0;
+  uint64_t offset = 0;
+  // "<node hex>:<pool>:<offset hex>"
+  std::string ToString() const;
+  static StatusOr<GlobalAddress> Parse(const std::string& s);
+};
+
+// One record of an object, as listed by GetMeta: enough to read it one-sided.
+struct RecordRef {
+  uint64_t tag = 0;
+  uint64_t length = 0;
+  uint32_t crc = 0;      // CRC-32C of the payload
+  uint32_t pool = 0;
+  uint64_t rma_addr = 0;
+  uint64_t rma_key = 0;
+};
+
+struct ObjectMeta {
+  uint64_t total_length = 0;
+  std::vector<RecordRef> records;  // in append order
+};
+
+struct KeyInfo {
+  std::string key;
+  uint64_t total_length = 0;
+  uint32_t records = 0;
+};
+
+struct PoolInfo {
+  std::string path, medium;
+  uint64_t capacity = 0, used = 0, free = 0;
+};
+
+struct ServerStats {
+  uint64_t node_id = 0, namespaces = 0, keys = 0, records = 0, live_bytes = 0;
+  std::vector<PoolInfo> pools;
+};
+
+// Registered memory owned by a Client's pool. Move-only; returns to the pool when
+// destroyed. Must not outlive its Client.
+class Buffer {
+ public:
+  Buffer() = default;
+  Buffer(Buffer&&) noexcept;
+  Buffer& operator=(Buffer&&) noexcept;
+  Buffer(const Buffer&) = delete;
+  Buffer& operator=(const Buffer&) = delete;
+  ~Buffer();
+
+  char* data() const { return data_; }
+  size_t capacity() const { return capacity_; }
+  // Bytes of valid content (set by Get/Read, or by the caller before Put).
+  size_t size() const { return size_; }
+  void set_size(size_t n) { size_ = n <= capacity_ ? n : capacity_; }
+  bool valid() const { return data_ != nullptr; }
+
+  struct Slab;  // internal
+  Buffer(std::shared_ptr<Slab> slab, char* data, size_t capacity);
+  Slab* slab() const { return slab_.get(); }
+
+ private:
+  std::shared_ptr<Slab> slab_;
+  char* data_ = nullptr;
+  size_t capacity_ = 0;
+  size_t size_ = 0;
+};
+
+using Callback = std::function<void(Status)>;
+
+class Client {
+ public:
+  // Connects to the rpmp-server at "host:port". Unavailable when it cannot be
+  // reached within options.timeout.
+  static StatusOr<std::unique_ptr<Client>> Connect(const std::string& server,
+                                                   const ClientOptions& options = {});
+  virtual ~Client() = default;
+
+  // Registered memory of at least `size` bytes (size() set to 0).
+  virtual StatusOr<Buffer> AllocBuffer(size_t size) = 0;
+
+  // --- key-value: blocking forms -------------------------------------------------
+  // Replaces (ns, key) with one record.
+  virtual Status Put(const std::string& ns, const std::string& key, const void* data, size_t len,
+                     uint64_t tag = 0) = 0;
+  // Adds one record at the end of (ns, key), creating it if needed.
+  virtual Status Append(const std::string& ns, const std::string& key, const void* data,
+                        size_t len, uint64_t tag) = 0;
+  // All records of (ns, key), concatenated. NotFound when absent; DataLoss when a
+  // checksum does not match.
+  virtual StatusOr<std::string> Get(const std::string& ns, const std::string& key) = 0;
+  // Same, into *out (grown from the pool if too small).
+  virtual Status Get(const std::string& ns, const std::string& key, Buffer* out) = 0;
+  virtual StatusOr<ObjectMeta> GetMeta(const std::string& ns, const std::string& key) = 0;
+  // One-sided read of one record (from GetMeta) into dst (>= r.length bytes),
+  // checksum verified. DataLoss when it no longer matches (record deleted/reused).
+  virtual Status ReadRecord(const RecordRef& r, Buffer* dst, size_t dst_offset = 0) = 0;
+  // NotFound when absent.
+  virtual Status Delete(const std::string& ns, const std::string& key) = 0;
+  // Keys of ns after start_after (all of them when max is 0).
+  virtual StatusOr<std::vector<KeyInfo>> List(const std::string& ns,
+                                              const std::string& start_after = "",
+                                              size_t max = 0) = 0;
+  virtual Status DeleteNamespace(const std::string& ns) = 0;
+  virtual StatusOr<ServerStats> Stat() = 0;
+
+  // --- key-value: zero-copy and asynchronous forms ---------------------------------
+  // buf.size() bytes of buf are stored; buf must stay untouched until `done` runs.
+  virtual void PutAsync(const std::string& ns, const std::string& key, const Buffer& buf,
+                        uint64_t tag, Callback done) = 0;
+  virtual void AppendAsync(const std::string& ns, const std::string& key, const Buffer& buf,
+                           uint64_t tag, Callback done) = 0;
+  // Fills *out (which must stay alive until `done` runs); NeedsBuffer is handled
+  // internally by growing *out from the pool.
+  virtual void GetAsync(const std::string& ns, const std::string& key, Buffer* out,
+                        Callback done) = 0;
+  virtual void ReadRecordAsync(const RecordRef& r, Buffer* dst, size_t dst_offset,
+                               Callback done) = 0;
+  std::future<Status> PutFuture(const std::string& ns, const std::string& key, const Buffer& buf,
+                                uint64_t tag = 0);
+  std::future<Status> AppendFuture(const std::string& ns, const std::string& key,
+                                   const Buffer& buf, uint64_t tag);
+  std::future<Status> GetFuture(const std::string& ns, const std::string& key, Buffer* out);
+
+  // --- raw memory ------------------------------------------------------------------
+  virtual StatusOr<GlobalAddress> Alloc(uint64_t size) = 0;
+  virtual Status Free(const GlobalAddress& addr) = 0;
+  // [addr, addr+len) must lie inside one allocation: OutOfRange otherwise.
+  virtual Status Write(const GlobalAddress& addr, const void* data, size_t len) = 0;
+  virtual Status Read(const GlobalAddress& addr, void* dst, size_t len) = 0;
+
+  virtual uint64_t NodeId() const = 0;
+  virtual const std::string& ServerAddress() const = 0;
+};
+
+}  // namespace rpmp
