@@ -170,6 +170,7 @@ class LogStore : public Store {
   void ScanSegment(const SegmentPtr& seg, const std::string& ns, std::vector<Scanned>* out);
   void Replay(std::vector<Scanned>* scanned);
   void FinishRecovery();
+  void LogOpenSummary(const std::vector<double>& millis);
   void RecoverRaw(PoolState* pool);
   void RecoverReserve(PoolState* pool);
   void SetDeletingNamespace(const std::string& ns);

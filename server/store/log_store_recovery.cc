@@ -77,12 +77,18 @@ StatusOr<std::unique_ptr<LogStore>> LogStore::Open(std::vector<std::unique_ptr<M
   scanned.clear();
   store->FinishRecovery();
 
-  for (auto& pool : store->pools_) {
+  store->LogOpenSummary(millis);
+  return store;
+}
+
+void LogStore::LogOpenSummary(const std::vector<double>& millis) {
+  for (auto& pool : pools_) {
     uint64_t segments = 0, records = 0;
-    for (auto& [name, ns] : store->namespaces_) {
+    for (auto& [name, ns] : namespaces_) {
       for (auto& [raw, seg] : ns->segments) {
-        segments += seg->pool == pool.get();
-        records += seg->pool == pool.get() ? seg->live_records : 0;
+        if (seg->pool != pool.get()) continue;
+        segments++;
+        records += seg->live_records;
       }
     }
     RPMP_LOG_INFO("pool %s: medium %s, capacity %llu MiB, %llu segments, %llu records "
@@ -90,10 +96,9 @@ StatusOr<std::unique_ptr<LogStore>> LogStore::Open(std::vector<std::unique_ptr<M
                   pool->medium->path().c_str(), pool->medium->promise().c_str(),
                   static_cast<unsigned long long>(pool->medium->capacity() >> 20),
                   static_cast<unsigned long long>(segments),
-                  static_cast<unsigned long long>(records), store->raw_[pool->index].size(),
+                  static_cast<unsigned long long>(records), raw_[pool->index].size(),
                   millis[pool->index]);
   }
-  return store;
 }
 
 Status LogStore::InitRoot(PoolState* pool) {

@@ -268,6 +268,21 @@ CONTRACT_TEST("DeleteNamespace frees its space and its keys") {
   CHECK(ReadAll(store.get(), "doomed", "k0") == "reborn");
 }
 
+CONTRACT_TEST("a write in flight when its namespace is deleted does not commit") {
+  TestType backend;
+  auto store = backend.Open();
+  REQUIRE(Write(store.get(), "ns", "old", "v").ok());
+  auto r = store->Reserve(WriteSpec{"ns", "late", WriteKind::kPut, 0, 5, 0});
+  REQUIRE(r.ok());
+  std::memcpy(r->payload(), "hello", 5);
+  REQUIRE(store->DeleteNamespace("ns").ok());
+  CHECK(store->Commit(&r.value()).code() == StatusCode::kFailedPrecondition);
+  CHECK(store->Get("ns", "late").status().IsNotFound());
+  CHECK(store->Get("ns", "old").status().IsNotFound());
+  REQUIRE(Write(store.get(), "ns", "late", "again").ok());
+  CHECK(ReadAll(store.get(), "ns", "late") == "again");
+}
+
 CONTRACT_TEST("a view pins its memory until dropped") {
   TestType backend;
   auto store = backend.Open();
