@@ -127,6 +127,24 @@ TEST_CASE("DeleteNamespace and deletes survive reopen, an interrupted one is fin
   CHECK(store->Stats().namespaces == 1);
 }
 
+TEST_CASE("a pool on a disk file system promises msync and reopens", "[pmem]") {
+  std::string path = "/var/tmp/rpmp-store-test-" + std::to_string(getpid()) + ".pool";
+  std::remove(path.c_str());
+  {
+    auto store = OpenOrDie(OptionsFor(path, 16 << 20));
+    const char* force = std::getenv("PMEM_IS_PMEM_FORCE");
+    if (force == nullptr || std::string(force) != "1") {
+      CHECK(store->Stats().pools[0].medium == "file (msync)");
+    }
+    REQUIRE(Write(store.get(), "ns", "k", "on disk").ok());
+  }
+  {
+    auto store = OpenOrDie(OptionsFor(path));
+    CHECK(ReadAll(store.get(), "ns", "k") == "on disk");
+  }
+  std::remove(path.c_str());
+}
+
 TEST_CASE("pools that cannot be opened give clear messages", "[pmem]") {
   SECTION("a pool of another layout") {
     TempPath path("layout");
