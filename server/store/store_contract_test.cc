@@ -1,6 +1,7 @@
 // Contract tests of the Store interface (store.h), run against both the DRAM store
 // and a libpmemobj pool on /dev/shm. Written once; every backend must pass them.
 #include <catch2/catch.hpp>
+#include <atomic>
 #include <thread>
 
 #include "server/store/store_test_util.h"
@@ -138,6 +139,10 @@ CONTRACT_TEST("aborted reservations, explicit or by destruction, stay invisible"
   CHECK(ReadAll(store.get(), "ns", "kept") == "value");
   Reservation empty;
   CHECK(store->Commit(&empty).code() == StatusCode::kInvalidArgument);
+  auto huge = store->Reserve(WriteSpec{"ns", "huge", WriteKind::kPut, 0, ~0ull, 0});
+  CHECK(huge.status().code() == StatusCode::kInvalidArgument);
+  auto big = store->Reserve(WriteSpec{"ns", "big", WriteKind::kPut, 0, 1ull << 40, 0});
+  CHECK(big.status().IsNoSpace());
 }
 
 // Four threads write `per_thread` records each, to one namespace or to four.
@@ -301,6 +306,50 @@ CONTRACT_TEST("a view pins its memory until dropped") {
   CHECK(before_drop > used_pinned);
   view = Status::NotFound("dropped");
   CHECK(UsedBytes(store.get()) + kSegmentSize / 2 < before_drop);
+}
+
+CONTRACT_TEST("mixed readers, writers, deleters and namespace deleters agree") {
+  TestType backend;
+  auto store = backend.Open();
+  std::atomic<bool> failed{false};
+  auto writer = [&](int t) {
+    for (int i = 0; i < 300; i++) {
+      std::string ns = "ns" + std::to_string(i % 3);
+      std::string key = "k" + std::to_string((i * 7 + t) % 11);
+      WriteKind kind = i % 4 == 0 ? WriteKind::kPut : WriteKind::kAppend;
+      Status s = Write(store.get(), ns, key, MakeValue(i, 100 + (i * 131) % 5000), kind, i);
+      // A namespace deleted between Reserve and Commit is the only allowed failure.
+      if (!s.ok() && s.code() != StatusCode::kFailedPrecondition) failed = true;
+      if (i % 9 == 0) {
+        Status d = store->Delete(ns, key);
+        if (!d.ok() && !d.IsNotFound()) failed = true;
+      }
+    }
+  };
+  auto reader = [&] {
+    for (int i = 0; i < 600; i++) {
+      auto view = store->Get("ns" + std::to_string(i % 3), "k" + std::to_string(i % 11));
+      if (!view.ok()) continue;
+      for (const RecordInfo& rec : view->records) {
+        if (Crc32c(rec.data, rec.length) != rec.crc) failed = true;
+      }
+      if (i % 200 == 199) store->DeleteNamespace("ns" + std::to_string(i % 3));
+    }
+  };
+  std::vector<std::thread> threads;
+  threads.emplace_back(writer, 0);
+  threads.emplace_back(writer, 1);
+  threads.emplace_back(reader);
+  for (auto& th : threads) th.join();
+  CHECK_FALSE(failed);
+  StoreStats stats = store->Stats();
+  uint64_t records = 0;
+  for (int n = 0; n < 3; n++) {
+    auto page = store->List("ns" + std::to_string(n), "", 100);
+    REQUIRE(page.ok());
+    for (const KeyInfo& k : page->keys) records += k.records;
+  }
+  CHECK(records == stats.records);
 }
 
 CONTRACT_TEST("stats count namespaces, keys, records and live bytes") {
