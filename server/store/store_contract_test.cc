@@ -273,6 +273,24 @@ CONTRACT_TEST("DeleteNamespace frees its space and its keys") {
   CHECK(ReadAll(store.get(), "doomed", "k0") == "reborn");
 }
 
+CONTRACT_TEST("deleting every key of a namespace frees all its segments") {
+  TestType backend;
+  auto store = backend.Open();
+  REQUIRE(Write(store.get(), "warmup", "k", "v").ok());  // establishes the reserve
+  REQUIRE(store->Delete("warmup", "k").ok());
+  const uint64_t baseline = UsedBytes(store.get());
+  for (int i = 0; i < 5; i++) {
+    REQUIRE(Write(store.get(), "ns", "k" + std::to_string(i), MakeValue(i, 400 << 10)).ok());
+  }
+  CHECK(UsedBytes(store.get()) > baseline + 2 * kSegmentSize);
+  for (int i = 0; i < 5; i++) REQUIRE(store->Delete("ns", "k" + std::to_string(i)).ok());
+  CHECK(UsedBytes(store.get()) == baseline);
+  CHECK(store->Stats().namespaces == 0);
+  CHECK(store->DeleteNamespace("ns").IsNotFound());
+  REQUIRE(Write(store.get(), "ns", "k0", "back").ok());
+  CHECK(ReadAll(store.get(), "ns", "k0") == "back");
+}
+
 CONTRACT_TEST("a write in flight when its namespace is deleted does not commit") {
   TestType backend;
   auto store = backend.Open();
