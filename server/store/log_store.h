@@ -165,6 +165,7 @@ class LogStore : public Store {
   uint64_t StandardSegmentObjectSize(const PoolState& pool) const;
 
   // log_store_recovery.cc
+  Status CheckSegmentSizeFits() const;
   Status InitRoot(PoolState* pool);
   Status RecoverPool(PoolState* pool, std::vector<Scanned>* out);
   void ScanSegment(const SegmentPtr& seg, const std::string& ns, std::vector<Scanned>* out);

@@ -62,16 +62,7 @@ StatusOr<std::unique_ptr<LogStore>> LogStore::Open(std::vector<std::unique_ptr<M
     store->pools_.push_back(std::move(pool));
   }
   store->raw_.resize(store->pools_.size());
-  for (auto& pool : store->pools_) {
-    uint64_t capacity = pool->medium->capacity();
-    if (segment_size + pool->reserve_size > capacity) {
-      return Status::InvalidArgument(
-          "segment size of " + std::to_string(segment_size >> 20) + " MiB does not fit in "
-          "pool " + pool->medium->path() + " of " + std::to_string(capacity >> 20) +
-          " MiB (with its " + std::to_string(pool->reserve_size >> 10) + " KiB delete "
-          "reserve); configure a smaller segment_size or a larger pool");
-    }
-  }
+  RPMP_RETURN_IF_ERROR(store->CheckSegmentSizeFits());
   for (auto& pool : store->pools_) RPMP_RETURN_IF_ERROR(store->InitRoot(pool.get()));
 
   store->recovering_ = true;
@@ -89,6 +80,20 @@ StatusOr<std::unique_ptr<LogStore>> LogStore::Open(std::vector<std::unique_ptr<M
 
   store->LogOpenSummary(millis);
   return store;
+}
+
+Status LogStore::CheckSegmentSizeFits() const {
+  for (auto& pool : pools_) {
+    uint64_t capacity = pool->medium->capacity();
+    if (segment_size_ + pool->reserve_size > capacity) {
+      return Status::InvalidArgument(
+          "segment size of " + std::to_string(segment_size_ >> 20) + " MiB does not fit in "
+          "pool " + pool->medium->path() + " of " + std::to_string(capacity >> 20) +
+          " MiB (with its " + std::to_string(pool->reserve_size >> 10) + " KiB delete "
+          "reserve); configure a smaller segment_size or a larger pool");
+    }
+  }
+  return Status::Ok();
 }
 
 void LogStore::LogOpenSummary(const std::vector<double>& millis) {
