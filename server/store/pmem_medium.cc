@@ -82,6 +82,10 @@ StatusOr<PMEMobjpool*> OpenExisting(const std::string& path, bool is_device,
   PMEMobjpool* pop = pmemobj_open(path.c_str(), store_format::kLayoutName);
   if (pop != nullptr) return pop;
   std::string first_error = PmemError();
+  if (errno == EWOULDBLOCK) {
+    return Status::Unavailable("pool " + path + " is in use: another process (or another "
+                               "store in this one) has it open");
+  }
   PMEMobjpool* foreign = pmemobj_open(path.c_str(), nullptr);
   if (foreign != nullptr) {
     pmemobj_close(foreign);

@@ -183,6 +183,13 @@ TEST_CASE("pools that cannot be opened give clear messages", "[pmem]") {
     CHECK(store.status().code() == StatusCode::kInvalidArgument);
     CHECK(store.status().message().find("is a directory") != std::string::npos);
   }
+  SECTION("a pool already open elsewhere") {
+    TempPath path("busy");
+    auto first = OpenOrDie(OptionsFor(path.path()));
+    auto second = OpenPmemStore(OptionsFor(path.path()));
+    CHECK(second.status().code() == StatusCode::kUnavailable);
+    CHECK(second.status().message().find("is in use") != std::string::npos);
+  }
   SECTION("a path in a missing directory") {
     auto store = OpenPmemStore(OptionsFor("/dev/shm/no-such-dir-rpmp/p.pool"));
     REQUIRE_FALSE(store.ok());
