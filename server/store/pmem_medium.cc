@@ -81,8 +81,9 @@ StatusOr<PMEMobjpool*> OpenExisting(const std::string& path, bool is_device,
   }
   PMEMobjpool* pop = pmemobj_open(path.c_str(), store_format::kLayoutName);
   if (pop != nullptr) return pop;
+  const int open_errno = errno;
   std::string first_error = PmemError();
-  if (errno == EWOULDBLOCK) {
+  if (open_errno == EWOULDBLOCK) {
     return Status::Unavailable("pool " + path + " is in use: another process (or another "
                                "store in this one) has it open");
   }
