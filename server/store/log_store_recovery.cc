@@ -107,7 +107,7 @@ void LogStore::LogOpenSummary(const std::vector<double>& millis) {
       }
     }
     RPMP_LOG_INFO("pool %s: medium %s, capacity %llu MiB, %llu segments, %llu records "
-                  "recovered, %zu raw allocations, opened in %.1f ms",
+                  "recovered, %zu raw allocations, scanned in %.1f ms",
                   pool->medium->path().c_str(), pool->medium->promise().c_str(),
                   static_cast<unsigned long long>(pool->medium->capacity() >> 20),
                   static_cast<unsigned long long>(segments),

@@ -127,6 +127,33 @@ TEST_CASE("DeleteNamespace and deletes survive reopen, an interrupted one is fin
   CHECK(store->Stats().namespaces == 1);
 }
 
+TEST_CASE("a segment with a damaged header is left alone and the rest opens", "[pmem]") {
+  TempPath path("damaged");
+  {
+    auto store = OpenOrDie(OptionsFor(path.path()));
+    REQUIRE(Write(store.get(), "hurt", "k", "lost").ok());
+    REQUIRE(Write(store.get(), "fine", "k", "kept").ok());
+  }
+  uint64_t damaged = 0;
+  {
+    auto medium = OpenPmemMedium(path.path(), 0, false);
+    REQUIRE(medium.ok());
+    for (uint64_t offset : (*medium)->ObjectsOfType(store_format::kSegmentType)) {
+      auto* h = reinterpret_cast<store_format::SegmentHeader*>((*medium)->base() + offset);
+      if (std::string(h->ns, h->ns_length) != "hurt") continue;
+      h->ns[0] = 'H';  // the header CRC no longer matches
+      (*medium)->Persist(h, sizeof(*h));
+      damaged++;
+    }
+  }
+  REQUIRE(damaged == 1);
+  auto store = OpenOrDie(OptionsFor(path.path()));
+  CHECK(store->Get("hurt", "k").status().IsNotFound());
+  CHECK(store->Get("Hurt", "k").status().IsNotFound());
+  CHECK(ReadAll(store.get(), "fine", "k") == "kept");
+  CHECK(Write(store.get(), "hurt", "k", "new").ok());
+}
+
 TEST_CASE("a pool on a disk file system promises msync and reopens", "[pmem]") {
   std::string path = "/var/tmp/rpmp-store-test-" + std::to_string(getpid()) + ".pool";
   std::remove(path.c_str());
