@@ -25,11 +25,18 @@ type Leader struct {
 	abdicate context.CancelFunc
 	now      func() time.Time
 
+	// wmu serializes writers (plan, commit, apply) and is held across the
+	// etcd round trip; mu guards memory and is released during that round
+	// trip (see commitWithin) so heartbeats and reads never wait for etcd.
+	// Lock order: wmu, then mu.
+	wmu        sync.Mutex
 	mu         sync.Mutex
 	epoch      uint64
 	nodes      *nodemap.Map
 	cat        *catalog.Catalog
-	statsSaved map[uint64]time.Time
+	statsSaved map[uint64]time.Time // last time a node's record was written
+	// bestEffortPause: no best-effort writes before this time.
+	bestEffortPause time.Time
 }
 
 // newLeader loads the cluster state and claims a new epoch.
@@ -85,12 +92,34 @@ func (l *Leader) run(ctx context.Context) {
 
 // commit writes a batch under the fence; losing the fence ends leadership.
 func (l *Leader) commit(b *store.Batch) error {
+	return l.commitWithin(b, l.cfg.OpTimeout)
+}
+
+// commitBestEffort is commit with a short timeout, for writes that may be
+// retried later (statistics, deletion progress); it is skipped for a while
+// after a failure so an etcd outage does not stall heartbeats.
+func (l *Leader) commitBestEffort(b *store.Batch) error {
+	if now := l.now(); now.Before(l.bestEffortPause) {
+		return errors.New("skipped: etcd failed recently")
+	}
+	err := l.commitWithin(b, l.cfg.OpTimeout/4)
+	if err != nil {
+		l.bestEffortPause = l.now().Add(2 * time.Second)
+	}
+	return err
+}
+
+// commitWithin commits with the given timeout. The caller holds wmu and mu;
+// mu is released during the etcd call.
+func (l *Leader) commitWithin(b *store.Batch, timeout time.Duration) error {
 	if b.Len() == 0 {
 		return nil
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), l.cfg.OpTimeout)
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
+	l.mu.Unlock()
 	err := l.st.Commit(ctx, l.fence, b)
+	l.mu.Lock()
 	if errors.Is(err, store.ErrNotLeader) {
 		l.cfg.Logf("fenced write refused: giving up leadership")
 		l.abdicate()

@@ -20,6 +20,8 @@ func (l *Leader) DeleteNamespace(req *pb.DeleteNamespaceRequest) (*pb.DeleteName
 	if err := nsname.Validate(req.Name); err != nil {
 		return nil, status.Error(codes.InvalidArgument, err.Error())
 	}
+	l.wmu.Lock()
+	defer l.wmu.Unlock()
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	names := l.cat.Matching(req.Name, req.Recursive)
@@ -38,6 +40,8 @@ func (l *Leader) TouchNamespace(name string) (*pb.Namespace, error) {
 	if err := nsname.Validate(name); err != nil {
 		return nil, status.Error(codes.InvalidArgument, err.Error())
 	}
+	l.wmu.Lock()
+	defer l.wmu.Unlock()
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	ns, ok := l.cat.Get(name)
@@ -56,6 +60,8 @@ func (l *Leader) TouchNamespace(name string) (*pb.Namespace, error) {
 
 // Drain marks a node as draining (or not) and repairs placements at once.
 func (l *Leader) Drain(req *pb.DrainRequest) (*pb.DrainReply, error) {
+	l.wmu.Lock()
+	defer l.wmu.Unlock()
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	n, ok := l.nodes.Get(req.NodeId)

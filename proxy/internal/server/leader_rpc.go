@@ -2,12 +2,14 @@
 package server
 
 import (
+	"slices"
 	"time"
 
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
 	"rpmp.io/proxy/internal/catalog"
+	"rpmp.io/proxy/internal/model"
 	"rpmp.io/proxy/internal/nodemap"
 	"rpmp.io/proxy/internal/nsname"
 	pb "rpmp.io/proxy/internal/rpmpv1"
@@ -20,38 +22,39 @@ func (l *Leader) Heartbeat(req *pb.HeartbeatRequest) (*pb.HeartbeatReply, error)
 		return nil, status.Errorf(codes.InvalidArgument, "heartbeat needs a non-zero node_id and an endpoint (got id %d, endpoint %q)", req.NodeId, req.Endpoint)
 	}
 	now := l.now()
+	beat := nodemap.Beat{ID: req.NodeId, Endpoint: req.Endpoint, Capacity: req.Capacity,
+		Free: req.Free, Used: req.Used, Pools: req.Pools,
+		WantDrain: req.StateHint == pb.NodeStateHint_NODE_STATE_HINT_DRAINING}
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	rec, changed := l.nodes.Next(nodemap.Beat{ID: req.NodeId, Endpoint: req.Endpoint, Capacity: req.Capacity,
-		Free: req.Free, Used: req.Used, Pools: req.Pools,
-		WantDrain: req.StateHint == pb.NodeStateHint_NODE_STATE_HINT_DRAINING}, now)
-	var b store.Batch
+	rec, changed := l.nodes.Next(beat, now)
+	if changed { // registration or state change: must be durable first
+		l.mu.Unlock()
+		l.wmu.Lock()
+		defer l.wmu.Unlock()
+		l.mu.Lock()
+		rec, changed = l.nodes.Next(beat, now) // may have changed meanwhile
+	}
 	epoch := l.epoch
-	saveStats := changed || now.Sub(l.statsSaved[rec.ID]) >= l.cfg.statsEvery()
 	if changed {
-		epoch++
-		l.st.PutEpoch(&b, epoch)
-	}
-	if saveStats {
+		var b store.Batch
+		l.st.PutEpoch(&b, epoch+1)
 		l.st.PutNode(&b, rec)
-	}
-	dels := l.cat.DeletionsFor(rec.ID)
-	for _, d := range dels {
-		l.st.PutDeletion(&b, d)
-	}
-	if err := l.commit(&b); err != nil {
-		return nil, err
+		if err := l.commit(&b); err != nil {
+			return nil, err
+		}
+		epoch = l.epoch + 1
+		l.statsSaved[rec.ID] = now
 	}
 	l.nodes.Put(rec, now)
 	l.epoch = epoch
-	if saveStats {
-		l.statsSaved[rec.ID] = now
-	}
 	reply := &pb.HeartbeatReply{Epoch: epoch, Leader: l.cfg.Advertise, State: nodeState(rec),
 		HeartbeatIntervalMs: uint32(l.cfg.HeartbeatInterval / time.Millisecond)}
-	for _, d := range dels {
-		l.cat.PutDeletion(d)
-		reply.DeleteNamespaces = append(reply.DeleteNamespaces, d.Name)
+	if dels := l.cat.DeletionsFor(rec.ID); len(dels) > 0 {
+		for _, d := range dels {
+			reply.DeleteNamespaces = append(reply.DeleteNamespaces, d.Name)
+		}
+		go l.markDelivered(rec.ID, reply.DeleteNamespaces)
 	}
 	if changed {
 		l.cfg.Logf("node %d (%s) is now %s (epoch %d)", rec.ID, rec.Endpoint, nodeState(rec), epoch)
@@ -70,6 +73,8 @@ func (l *Leader) NodeMap() *pb.NodeMap {
 func (l *Leader) CreateNamespace(req *pb.CreateNamespaceRequest) (*pb.Namespace, error) {
 	o := req.GetOptions()
 	opts := catalog.Options{Replicas: o.GetReplicas(), MinReplicas: o.GetMinReplicas(), TTLSeconds: o.GetTtlSeconds()}
+	l.wmu.Lock()
+	defer l.wmu.Unlock()
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	ns, isNew, err := l.cat.PlanCreate(req.Name, opts, l.nodes.UsableIDs(), func(id uint64) bool {
@@ -122,4 +127,28 @@ func (l *Leader) nsReply(ns nsRecord, err error) (*pb.Namespace, error) {
 		return nil, err
 	}
 	return nsToPB(ns, l.nodes.Get), nil
+}
+
+// markDelivered records that node was told to delete names. Best effort:
+// if it cannot be persisted the deletions stay pending and are resent.
+func (l *Leader) markDelivered(node uint64, names []string) {
+	l.wmu.Lock()
+	defer l.wmu.Unlock()
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	var b store.Batch
+	var dels []model.Deletion
+	for _, d := range l.cat.DeletionsFor(node) {
+		if slices.Contains(names, d.Name) {
+			l.st.PutDeletion(&b, d)
+			dels = append(dels, d)
+		}
+	}
+	if err := l.commitBestEffort(&b); err != nil {
+		l.cfg.Logf("node %d: deletion progress not persisted, will resend: %v", node, err)
+		return
+	}
+	for _, d := range dels {
+		l.cat.PutDeletion(d)
+	}
 }

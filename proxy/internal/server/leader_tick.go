@@ -11,6 +11,8 @@ import (
 
 // checkLiveness applies LIVE->SUSPECT->DEAD transitions, then repairs.
 func (l *Leader) checkLiveness() {
+	l.wmu.Lock()
+	defer l.wmu.Unlock()
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	now := l.now()
@@ -32,6 +34,26 @@ func (l *Leader) checkLiveness() {
 		}
 	}
 	l.repairLocked(now)
+	l.flushStatsLocked(now)
+}
+
+// flushStatsLocked writes the statistics of heartbeating nodes to etcd
+// every statsEvery so that followers' node maps stay roughly current.
+func (l *Leader) flushStatsLocked(now time.Time) {
+	var b store.Batch
+	var ids []uint64
+	for _, n := range l.nodes.All() {
+		if n.Liveness == model.Live && now.Sub(l.statsSaved[n.ID]) >= l.cfg.statsEvery() {
+			l.st.PutNode(&b, n)
+			ids = append(ids, n.ID)
+		}
+	}
+	if err := l.commitBestEffort(&b); err != nil {
+		return
+	}
+	for _, id := range ids {
+		l.statsSaved[id] = now
+	}
 }
 
 // replaceReason says whether a placement member must be substituted.
@@ -75,6 +97,8 @@ func (l *Leader) repairLocked(now time.Time) {
 
 // expireTTL deletes namespaces whose TTL ran out.
 func (l *Leader) expireTTL() {
+	l.wmu.Lock()
+	defer l.wmu.Unlock()
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	names := l.cat.Expired(l.now().UnixMilli())

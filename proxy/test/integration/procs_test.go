@@ -207,7 +207,7 @@ func startProxy(t *testing.T, etcdURL string, extra ...string) *proxyProc {
 	}
 	t.Cleanup(func() {
 		p.kill()
-		if t.Failed() {
+		if t.Failed() || os.Getenv("RPMP_TEST_LOGS") != "" {
 			t.Logf("proxy %s log:\n%s", p.Addr, tail(p.log.String(), 6000))
 		}
 	})
