@@ -35,6 +35,11 @@ class BufferPool {
   void Release(std::shared_ptr<Buffer::Slab> slab);
 
   static const MemoryRegion& RegionOf(const Buffer& b) { return *b.slab()->mr; }
+  // Bytes of released buffers kept for reuse (never above the budget).
+  size_t cached_bytes() {
+    std::lock_guard<std::mutex> lock(mu_);
+    return cached_bytes_;
+  }
 
  private:
   Fabric* fabric_;
