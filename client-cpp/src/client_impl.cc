@@ -65,6 +65,22 @@ Status ClientImpl::Call(wire::Request& req, std::shared_ptr<CallResult>* out, bo
 
 StatusOr<Buffer> ClientImpl::AllocBuffer(size_t size) { return conn_->buffers().Acquire(size); }
 
+Status ClientImpl::AttachPayload(wire::Request* req, const void* data, size_t len,
+                                 std::shared_ptr<Buffer>* staged) {
+  if (len <= conn_->max_inline()) {
+    req->h.flags = wire::kFlagInline;
+    req->inline_data = std::string_view(static_cast<const char*>(data), len);
+    return Status::Ok();
+  }
+  RPMP_ASSIGN_OR_RETURN(Buffer b, AllocBuffer(len));
+  std::memcpy(b.data(), data, len);
+  *staged = std::make_shared<Buffer>(std::move(b));
+  const MemoryRegion& mr = BufferPool::RegionOf(**staged);
+  req->h.flags = wire::kFlagRma;
+  req->rma = {mr.RmaAddr((*staged)->data()), mr.key(), len};
+  return Status::Ok();
+}
+
 Status ClientImpl::Put(const std::string& ns, const std::string& key, const void* data, size_t len,
                        uint64_t tag) {
   return WriteSync(wire::Op::kPut, ns, key, data, len, tag);
@@ -83,17 +99,7 @@ Status ClientImpl::WriteSync(wire::Op op, const std::string& ns, const std::stri
   req.length = len;
   req.crc = Crc32c(data, len);
   std::shared_ptr<Buffer> staged;
-  if (len <= conn_->max_inline()) {
-    req.h.flags = wire::kFlagInline;
-    req.inline_data = std::string_view(static_cast<const char*>(data), len);
-  } else {
-    RPMP_ASSIGN_OR_RETURN(Buffer b, AllocBuffer(len));
-    std::memcpy(b.data(), data, len);
-    staged = std::make_shared<Buffer>(std::move(b));
-    const MemoryRegion& mr = BufferPool::RegionOf(*staged);
-    req.h.flags = wire::kFlagRma;
-    req.rma = {mr.RmaAddr(staged->data()), mr.key(), len};
-  }
+  RPMP_RETURN_IF_ERROR(AttachPayload(&req, data, len, &staged));
   return Call(req, nullptr, op == wire::Op::kPut, staged);
 }
 

@@ -58,6 +58,10 @@ class ClientImpl : public Client {
   // request provably did not reach the server and `idempotent` allows it.
   Status Call(wire::Request& req, std::shared_ptr<CallResult>* out, bool idempotent,
               std::shared_ptr<void> keepalive = nullptr);
+  // Puts `data` inline in *req when small, else copies it into a registered buffer
+  // (*staged, kept alive by the call) and names that buffer as the RMA source.
+  Status AttachPayload(wire::Request* req, const void* data, size_t len,
+                       std::shared_ptr<Buffer>* staged);
   Status WriteSync(wire::Op op, const std::string& ns, const std::string& key, const void* data,
                    size_t len, uint64_t tag);
   void WriteAsync(wire::Op op, const std::string& ns, const std::string& key, const Buffer& buf,

@@ -61,17 +61,7 @@ Status ClientImpl::Write(const GlobalAddress& addr, const void* data, size_t len
   req.offset = addr.offset;
   req.length = len;
   std::shared_ptr<Buffer> staged;
-  if (len <= conn_->max_inline()) {
-    req.h.flags = wire::kFlagInline;
-    req.inline_data = std::string_view(static_cast<const char*>(data), len);
-  } else {
-    RPMP_ASSIGN_OR_RETURN(Buffer b, AllocBuffer(len));
-    std::memcpy(b.data(), data, len);
-    staged = std::make_shared<Buffer>(std::move(b));
-    const MemoryRegion& mr = BufferPool::RegionOf(*staged);
-    req.h.flags = wire::kFlagRma;
-    req.rma = {mr.RmaAddr(staged->data()), mr.key(), len};
-  }
+  RPMP_RETURN_IF_ERROR(AttachPayload(&req, data, len, &staged));
   return Call(req, nullptr, true, staged);
 }
 
