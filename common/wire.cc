@@ -192,6 +192,8 @@ size_t EncodeResponse(const Response& r, char* buf, size_t cap) {
     case Op::kGet:
     case Op::kRead:
       w.U8(static_cast<uint8_t>(r.outcome)); w.U64(r.total_length); w.U32(r.record_count);
+      w.U32(static_cast<uint32_t>(r.records.size()));  // (length, crc) per record, to verify
+      for (const RecordMeta& m : r.records) { w.U64(m.length); w.U32(m.crc); }
       if (r.outcome == GetOutcome::kInline) w.Blob(r.inline_data);
       break;
     case Op::kGetMeta:
@@ -237,6 +239,13 @@ Status DecodeResponse(const char* buf, size_t len, Response* r) {
         if (o > static_cast<uint8_t>(GetOutcome::kNeedsBuffer)) rd.Fail();
         r->outcome = static_cast<GetOutcome>(o);
         r->total_length = rd.U64(); r->record_count = rd.U32();
+        uint32_t n = rd.U32();
+        if (n > kMaxPageItems) rd.Fail();
+        for (uint32_t i = 0; i < n && rd.ok(); i++) {
+          RecordMeta m;
+          m.length = rd.U64(); m.crc = rd.U32();
+          r->records.push_back(m);
+        }
         if (r->outcome == GetOutcome::kInline) r->inline_data = rd.Blob(kMaxFrame);
         break;
       }

@@ -31,7 +31,8 @@ struct ClientOptions {
   std::chrono::milliseconds timeout{30000};
   std::string name = "rpmp-client";       // shows in server logs
   size_t buffer_cache_bytes = 256u << 20; // registered memory kept for reuse
-  uint32_t max_inflight = 64;             // requests in flight (capped by the server)
+  uint32_t max_inflight = 64;             // requests in flight on this connection
+  bool verify_checksums = true;           // check CRC-32C of every record read
 };
 
 // Where raw memory lives: stable across server restarts.

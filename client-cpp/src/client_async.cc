@@ -1,0 +1,135 @@
+// Asynchronous key-value calls of ClientImpl, and the future wrappers of Client.
+// Callbacks run on the connection's progress thread.
+#include <cstring>
+#include <thread>
+
+#include "client-cpp/src/client_impl.h"
+#include "common/crc32c.h"
+
+namespace rpmp {
+
+void ClientImpl::WriteAsync(wire::Op op, const std::string& ns, const std::string& key,
+                            const Buffer& buf, uint64_t tag, Callback done) {
+  if (ns.empty() || ns.size() > wire::kMaxNamespace || key.empty() || key.size() > wire::kMaxKey)
+    return done(Status::InvalidArgument("namespace must be 1-255 bytes and key 1-1024 bytes"));
+  if (!buf.valid() && buf.size() > 0) return done(Status::InvalidArgument("invalid buffer"));
+  wire::Request req;
+  req.h.op = op;
+  req.ns = ns;
+  req.key = key;
+  req.tag = tag;
+  req.length = buf.size();
+  req.crc = Crc32c(buf.data(), buf.size());
+  if (buf.size() <= conn_->max_inline()) {
+    req.h.flags = wire::kFlagInline;
+    req.inline_data = std::string_view(buf.data(), buf.size());
+  } else {
+    const MemoryRegion& mr = BufferPool::RegionOf(buf);
+    req.h.flags = wire::kFlagRma;
+    req.rma = {mr.RmaAddr(buf.data()), mr.key(), buf.size()};
+  }
+  conn_->Submit(req, [done](const Status& st, const wire::Response&) { done(st); });
+}
+
+void ClientImpl::PutAsync(const std::string& ns, const std::string& key, const Buffer& buf,
+                          uint64_t tag, Callback done) {
+  WriteAsync(wire::Op::kPut, ns, key, buf, tag, std::move(done));
+}
+
+void ClientImpl::AppendAsync(const std::string& ns, const std::string& key, const Buffer& buf,
+                             uint64_t tag, Callback done) {
+  WriteAsync(wire::Op::kAppend, ns, key, buf, tag, std::move(done));
+}
+
+void ClientImpl::GetAsync(const std::string& ns, const std::string& key, Buffer* out,
+                          Callback done) {
+  SubmitGet(ns, key, out, std::move(done), 0);
+}
+
+void ClientImpl::SubmitGet(const std::string& ns, const std::string& key, Buffer* out,
+                           Callback done, int attempt) {
+  wire::Request req;
+  req.h.op = wire::Op::kGet;
+  req.ns = ns;
+  req.key = key;
+  if (out->valid() && out->capacity() > conn_->max_inline()) {
+    const MemoryRegion& mr = BufferPool::RegionOf(*out);
+    req.h.flags = wire::kFlagRma;
+    req.rma = {mr.RmaAddr(out->data()), mr.key(), out->capacity()};
+  }
+  bool verify = options_.verify_checksums;
+  conn_->Submit(req, [this, ns, key, out, done, attempt, verify](const Status& st,
+                                                                   const wire::Response& r) {
+    if (!st.ok()) return done(st);
+    switch (r.outcome) {
+      case wire::GetOutcome::kInline: {
+        if (!out->valid() || out->capacity() < r.inline_data.size()) {
+          StatusOr<Buffer> b = AllocBuffer(r.inline_data.size());
+          if (!b.ok()) return done(b.status());
+          *out = std::move(b).value();
+        }
+        if (!r.inline_data.empty()) std::memcpy(out->data(), r.inline_data.data(), r.inline_data.size());
+        out->set_size(r.inline_data.size());
+        return done(verify ? VerifyRecords(r, out->data(), out->size()) : Status::Ok());
+      }
+      case wire::GetOutcome::kWrittenToRma:
+        out->set_size(r.total_length);
+        return done(verify ? VerifyRecords(r, out->data(), out->size()) : Status::Ok());
+      case wire::GetOutcome::kNeedsBuffer: {
+        if (attempt >= 4) return done(Status(StatusCode::kAborted, "object kept growing while being read"));
+        StatusOr<Buffer> b = AllocBuffer(r.total_length);
+        if (!b.ok()) return done(b.status());
+        *out = std::move(b).value();
+        // Resubmitting may wait for a free request slot: never on the progress thread.
+        std::thread([this, ns, key, out, done, attempt] { SubmitGet(ns, key, out, done, attempt + 1); })
+            .detach();
+        return;
+      }
+    }
+  });
+}
+
+void ClientImpl::ReadRecordAsync(const RecordRef& r, Buffer* dst, size_t dst_offset, Callback done) {
+  if (dst == nullptr || !dst->valid() || dst_offset > dst->capacity() ||
+      r.length > dst->capacity() - dst_offset)
+    return done(Status::InvalidArgument("destination buffer too small for the record"));
+  if (r.length == 0) return done(Status::Ok());
+  char* p = dst->data() + dst_offset;
+  uint32_t crc = r.crc;
+  size_t len = r.length;
+  bool verify = options_.verify_checksums;
+  conn_->ReadRemote(r.rma_addr, r.rma_key, p, len, BufferPool::RegionOf(*dst),
+                    [p, len, crc, verify, done](Status st) {
+                      if (st.ok() && verify && Crc32c(p, len) != crc)
+                        st = Status::DataLoss("record checksum mismatch (deleted or overwritten since listed?)");
+                      done(st);
+                    });
+}
+
+namespace {
+
+template <typename Fn>
+std::future<Status> AsFuture(Fn start) {
+  auto p = std::make_shared<std::promise<Status>>();
+  std::future<Status> f = p->get_future();
+  start([p](Status st) { p->set_value(st); });
+  return f;
+}
+
+}  // namespace
+
+std::future<Status> Client::PutFuture(const std::string& ns, const std::string& key,
+                                      const Buffer& buf, uint64_t tag) {
+  return AsFuture([&](Callback cb) { PutAsync(ns, key, buf, tag, cb); });
+}
+
+std::future<Status> Client::AppendFuture(const std::string& ns, const std::string& key,
+                                         const Buffer& buf, uint64_t tag) {
+  return AsFuture([&](Callback cb) { AppendAsync(ns, key, buf, tag, cb); });
+}
+
+std::future<Status> Client::GetFuture(const std::string& ns, const std::string& key, Buffer* out) {
+  return AsFuture([&](Callback cb) { GetAsync(ns, key, out, cb); });
+}
+
+}  // namespace rpmp

@@ -1,0 +1,209 @@
+// Blocking key-value and raw-memory calls of ClientImpl (async forms in client_async.cc).
+#include "client-cpp/src/client_impl.h"
+
+#include <cstring>
+#include <future>
+
+#include "common/crc32c.h"
+
+namespace rpmp {
+namespace {
+
+wire::Request KeyRequest(wire::Op op, const std::string& ns, const std::string& key) {
+  wire::Request r;
+  r.h.op = op;
+  r.ns = ns;
+  r.key = key;
+  return r;
+}
+
+Status CheckNames(const std::string& ns, const std::string& key) {
+  if (ns.empty() || ns.size() > wire::kMaxNamespace)
+    return Status::InvalidArgument("namespace must be 1-255 bytes");
+  if (key.empty() || key.size() > wire::kMaxKey)
+    return Status::InvalidArgument("key must be 1-1024 bytes");
+  return Status::Ok();
+}
+
+}  // namespace
+
+Status VerifyRecords(const wire::Response& resp, const char* data, size_t len) {
+  if (resp.records.size() != resp.record_count) return Status::Ok();  // too many to list
+  size_t off = 0;
+  for (size_t i = 0; i < resp.records.size(); i++) {
+    const wire::RecordMeta& m = resp.records[i];
+    if (m.length > len - off) return Status::DataLoss("record lengths exceed the object");
+    if (Crc32c(data + off, m.length) != m.crc)
+      return Status::DataLoss("checksum mismatch in record " + std::to_string(i));
+    off += m.length;
+  }
+  return Status::Ok();
+}
+
+Status ClientImpl::Call(wire::Request& req, std::shared_ptr<CallResult>* out, bool idempotent,
+                        std::shared_ptr<void> keepalive) {
+  for (int attempt = 0;; attempt++) {
+    RPMP_RETURN_IF_ERROR(conn_->EnsureSession());
+    auto result = std::make_shared<CallResult>();
+    auto done = std::make_shared<std::promise<void>>();
+    std::future<void> f = done->get_future();
+    conn_->Submit(req, [result, done](const Status& st, const wire::Response& r) {
+      result->status = st;
+      result->resp = r;
+      result->inline_copy.assign(r.inline_data.data(), r.inline_data.size());
+      result->resp.inline_data = result->inline_copy;
+      done->set_value();
+    }, keepalive);
+    f.wait();
+    bool retry = attempt == 0 && idempotent && result->status.code() == StatusCode::kUnavailable &&
+                 conn_->needs_hello();
+    if (retry) continue;
+    if (out != nullptr) *out = result;
+    return result->status;
+  }
+}
+
+StatusOr<Buffer> ClientImpl::AllocBuffer(size_t size) { return conn_->buffers().Acquire(size); }
+
+Status ClientImpl::Put(const std::string& ns, const std::string& key, const void* data, size_t len,
+                       uint64_t tag) {
+  return WriteSync(wire::Op::kPut, ns, key, data, len, tag);
+}
+
+Status ClientImpl::Append(const std::string& ns, const std::string& key, const void* data,
+                          size_t len, uint64_t tag) {
+  return WriteSync(wire::Op::kAppend, ns, key, data, len, tag);
+}
+
+Status ClientImpl::WriteSync(wire::Op op, const std::string& ns, const std::string& key,
+                             const void* data, size_t len, uint64_t tag) {
+  RPMP_RETURN_IF_ERROR(CheckNames(ns, key));
+  wire::Request req = KeyRequest(op, ns, key);
+  req.tag = tag;
+  req.length = len;
+  req.crc = Crc32c(data, len);
+  std::shared_ptr<Buffer> staged;
+  if (len <= conn_->max_inline()) {
+    req.h.flags = wire::kFlagInline;
+    req.inline_data = std::string_view(static_cast<const char*>(data), len);
+  } else {
+    RPMP_ASSIGN_OR_RETURN(Buffer b, AllocBuffer(len));
+    std::memcpy(b.data(), data, len);
+    staged = std::make_shared<Buffer>(std::move(b));
+    const MemoryRegion& mr = BufferPool::RegionOf(*staged);
+    req.h.flags = wire::kFlagRma;
+    req.rma = {mr.RmaAddr(staged->data()), mr.key(), len};
+  }
+  return Call(req, nullptr, op == wire::Op::kPut, staged);
+}
+
+Status ClientImpl::Get(const std::string& ns, const std::string& key, Buffer* out) {
+  RPMP_RETURN_IF_ERROR(CheckNames(ns, key));
+  for (int attempt = 0; attempt < 5; attempt++) {
+    wire::Request req = KeyRequest(wire::Op::kGet, ns, key);
+    auto target = std::make_shared<Buffer>(std::move(*out));  // quarantined if we time out
+    if (target->valid() && target->capacity() > conn_->max_inline()) {
+      const MemoryRegion& mr = BufferPool::RegionOf(*target);
+      req.h.flags = wire::kFlagRma;
+      req.rma = {mr.RmaAddr(target->data()), mr.key(), target->capacity()};
+    }
+    std::shared_ptr<CallResult> result;
+    Status st = Call(req, &result, true, target);
+    if (st.code() == StatusCode::kDeadlineExceeded) return st;
+    *out = std::move(*target);
+    RPMP_RETURN_IF_ERROR(st);
+    const wire::Response& resp = result->resp;
+    switch (resp.outcome) {
+      case wire::GetOutcome::kInline:
+        if (!out->valid() || out->capacity() < resp.inline_data.size()) {
+          RPMP_ASSIGN_OR_RETURN(*out, AllocBuffer(resp.inline_data.size()));
+        }
+        if (!resp.inline_data.empty()) std::memcpy(out->data(), resp.inline_data.data(), resp.inline_data.size());
+        out->set_size(resp.inline_data.size());
+        return options_.verify_checksums ? VerifyRecords(resp, out->data(), out->size()) : Status::Ok();
+      case wire::GetOutcome::kWrittenToRma:
+        out->set_size(resp.total_length);
+        return options_.verify_checksums ? VerifyRecords(resp, out->data(), out->size()) : Status::Ok();
+      case wire::GetOutcome::kNeedsBuffer:
+        RPMP_ASSIGN_OR_RETURN(*out, AllocBuffer(resp.total_length));
+        break;
+    }
+  }
+  return Status(StatusCode::kAborted, "object '" + key + "' kept growing while being read");
+}
+
+StatusOr<std::string> ClientImpl::Get(const std::string& ns, const std::string& key) {
+  Buffer b;
+  RPMP_RETURN_IF_ERROR(Get(ns, key, &b));
+  return std::string(b.data() == nullptr ? "" : std::string(b.data(), b.size()));
+}
+
+StatusOr<ObjectMeta> ClientImpl::GetMeta(const std::string& ns, const std::string& key) {
+  RPMP_RETURN_IF_ERROR(CheckNames(ns, key));
+  ObjectMeta meta;
+  while (true) {
+    wire::Request req = KeyRequest(wire::Op::kGetMeta, ns, key);
+    req.start = static_cast<uint32_t>(meta.records.size());
+    req.max = wire::kMaxPageItems;
+    std::shared_ptr<CallResult> result;
+    RPMP_RETURN_IF_ERROR(Call(req, &result, true));
+    const wire::Response& resp = result->resp;
+    meta.total_length = resp.total_length;
+    for (const wire::RecordMeta& m : resp.records)
+      meta.records.push_back({m.tag, m.length, m.crc, m.pool, m.rma_addr, m.rma_key});
+    if (!resp.more || resp.records.empty()) return meta;
+  }
+}
+
+Status ClientImpl::ReadRecord(const RecordRef& r, Buffer* dst, size_t dst_offset) {
+  std::promise<Status> p;
+  std::future<Status> f = p.get_future();
+  ReadRecordAsync(r, dst, dst_offset, [&p](Status st) { p.set_value(st); });
+  return f.get();
+}
+
+Status ClientImpl::Delete(const std::string& ns, const std::string& key) {
+  RPMP_RETURN_IF_ERROR(CheckNames(ns, key));
+  wire::Request req = KeyRequest(wire::Op::kDel, ns, key);
+  return Call(req, nullptr, false);
+}
+
+StatusOr<std::vector<KeyInfo>> ClientImpl::List(const std::string& ns, const std::string& start_after,
+                                                size_t max) {
+  std::vector<KeyInfo> out;
+  std::string after = start_after;
+  while (max == 0 || out.size() < max) {
+    wire::Request req;
+    req.h.op = wire::Op::kList;
+    req.ns = ns;
+    req.start_after = after;
+    req.max = max == 0 ? wire::kMaxPageItems : static_cast<uint32_t>(std::min<size_t>(max - out.size(), wire::kMaxPageItems));
+    std::shared_ptr<CallResult> result;
+    RPMP_RETURN_IF_ERROR(Call(req, &result, true));
+    wire::Response& resp = result->resp;
+    for (wire::KeyEntry& k : resp.keys) out.push_back({k.key, k.total_length, k.records});
+    if (!resp.more || resp.keys.empty()) break;
+    after = out.back().key;
+  }
+  return out;
+}
+
+Status ClientImpl::DeleteNamespace(const std::string& ns) {
+  wire::Request req;
+  req.h.op = wire::Op::kDeleteNs;
+  req.ns = ns;
+  return Call(req, nullptr, true);
+}
+
+StatusOr<ServerStats> ClientImpl::Stat() {
+  wire::Request req;
+  req.h.op = wire::Op::kStat;
+  std::shared_ptr<CallResult> result;
+  RPMP_RETURN_IF_ERROR(Call(req, &result, true));
+  const wire::Response& r = result->resp;
+  ServerStats s{r.node_id, r.namespaces, r.key_count, r.record_total, r.live_bytes, {}};
+  for (const wire::PoolEntry& p : r.pools) s.pools.push_back({p.path, p.medium, p.capacity, p.used, p.free});
+  return s;
+}
+
+}  // namespace rpmp

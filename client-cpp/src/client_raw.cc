@@ -1,0 +1,106 @@
+// Raw-memory calls of ClientImpl, GlobalAddress text form, and Client::Connect.
+#include <cinttypes>
+#include <cstdio>
+#include <cstring>
+
+#include "client-cpp/src/client_impl.h"
+
+namespace rpmp {
+
+std::string GlobalAddress::ToString() const {
+  char buf[64];
+  std::snprintf(buf, sizeof(buf), "%016" PRIx64 ":%u:%" PRIx64, node_id, pool, offset);
+  return buf;
+}
+
+StatusOr<GlobalAddress> GlobalAddress::Parse(const std::string& s) {
+  GlobalAddress a;
+  char tail;
+  if (std::sscanf(s.c_str(), "%" SCNx64 ":%u:%" SCNx64 "%c", &a.node_id, &a.pool, &a.offset, &tail) != 3)
+    return Status::InvalidArgument("'" + s + "' is not a global address NODE:POOL:OFFSET (hex node and offset)");
+  return a;
+}
+
+StatusOr<std::unique_ptr<Client>> Client::Connect(const std::string& server,
+                                                  const ClientOptions& options) {
+  RPMP_ASSIGN_OR_RETURN(std::unique_ptr<Connection> conn, Connection::Open(server, options));
+  return std::unique_ptr<Client>(new ClientImpl(std::move(conn), options));
+}
+
+Status ClientImpl::CheckNode(const GlobalAddress& addr) const {
+  if (addr.node_id != conn_->node_id())
+    return Status::InvalidArgument("address " + addr.ToString() + " belongs to another node than " +
+                                   conn_->server() + " (" + GlobalAddress{conn_->node_id(), 0, 0}.ToString() + ")");
+  return Status::Ok();
+}
+
+StatusOr<GlobalAddress> ClientImpl::Alloc(uint64_t size) {
+  if (size == 0) return Status::InvalidArgument("cannot allocate 0 bytes");
+  wire::Request req;
+  req.h.op = wire::Op::kAlloc;
+  req.length = size;
+  std::shared_ptr<CallResult> r;
+  RPMP_RETURN_IF_ERROR(Call(req, &r, false));
+  return GlobalAddress{conn_->node_id(), r->resp.pool, r->resp.offset};
+}
+
+Status ClientImpl::Free(const GlobalAddress& addr) {
+  RPMP_RETURN_IF_ERROR(CheckNode(addr));
+  wire::Request req;
+  req.h.op = wire::Op::kFree;
+  req.pool = addr.pool;
+  req.offset = addr.offset;
+  return Call(req, nullptr, false);
+}
+
+Status ClientImpl::Write(const GlobalAddress& addr, const void* data, size_t len) {
+  RPMP_RETURN_IF_ERROR(CheckNode(addr));
+  wire::Request req;
+  req.h.op = wire::Op::kWrite;
+  req.pool = addr.pool;
+  req.offset = addr.offset;
+  req.length = len;
+  std::shared_ptr<Buffer> staged;
+  if (len <= conn_->max_inline()) {
+    req.h.flags = wire::kFlagInline;
+    req.inline_data = std::string_view(static_cast<const char*>(data), len);
+  } else {
+    RPMP_ASSIGN_OR_RETURN(Buffer b, AllocBuffer(len));
+    std::memcpy(b.data(), data, len);
+    staged = std::make_shared<Buffer>(std::move(b));
+    const MemoryRegion& mr = BufferPool::RegionOf(*staged);
+    req.h.flags = wire::kFlagRma;
+    req.rma = {mr.RmaAddr(staged->data()), mr.key(), len};
+  }
+  return Call(req, nullptr, true, staged);
+}
+
+Status ClientImpl::Read(const GlobalAddress& addr, void* dst, size_t len) {
+  RPMP_RETURN_IF_ERROR(CheckNode(addr));
+  wire::Request req;
+  req.h.op = wire::Op::kRead;
+  req.pool = addr.pool;
+  req.offset = addr.offset;
+  req.length = len;
+  std::shared_ptr<Buffer> staged;
+  if (len > conn_->max_inline()) {
+    RPMP_ASSIGN_OR_RETURN(Buffer b, AllocBuffer(len));
+    staged = std::make_shared<Buffer>(std::move(b));
+    const MemoryRegion& mr = BufferPool::RegionOf(*staged);
+    req.h.flags = wire::kFlagRma;
+    req.rma = {mr.RmaAddr(staged->data()), mr.key(), len};
+  }
+  std::shared_ptr<CallResult> r;
+  RPMP_RETURN_IF_ERROR(Call(req, &r, true, staged));
+  if (r->resp.outcome == wire::GetOutcome::kInline) {
+    if (r->resp.inline_data.size() != len) return Status::Internal("short inline read");
+    std::memcpy(dst, r->resp.inline_data.data(), len);
+  } else if (r->resp.outcome == wire::GetOutcome::kWrittenToRma) {
+    std::memcpy(dst, staged->data(), len);
+  } else {
+    return Status::Internal("server asked for a buffer the client gave");
+  }
+  return Status::Ok();
+}
+
+}  // namespace rpmp

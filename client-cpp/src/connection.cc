@@ -1,0 +1,313 @@
+// Connection set-up, request submission, the progress thread and timeouts.
+#include "client-cpp/src/connection.h"
+
+#include <arpa/inet.h>
+#include <netdb.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <future>
+
+#include "common/log.h"
+
+namespace rpmp {
+
+struct Connection::Call {
+  OpContext send_op;  // first member: the fabric hands it back
+  uint32_t index = 0;
+  uint32_t gen = 1;
+  char* frame = nullptr;
+  ResponseFn done;
+  std::shared_ptr<void> keepalive;
+  std::chrono::steady_clock::time_point deadline;
+  bool in_use = false, send_done = false, finished = false, timed_out = false;
+};
+
+struct Connection::RecvSlot {
+  OpContext op;
+  char* buf = nullptr;
+};
+
+struct Connection::ReadOp {
+  OpContext op;
+  std::function<void(Status)> done;
+};
+
+namespace {
+
+// The local address the kernel would use to reach host:port (so the server can
+// answer us on that interface). Falls back to letting the provider choose.
+std::string LocalAddressToward(const HostPort& hp) {
+  addrinfo hints{}, *res = nullptr;
+  hints.ai_socktype = SOCK_DGRAM;
+  if (getaddrinfo(hp.host.c_str(), hp.port.c_str(), &hints, &res) != 0 || res == nullptr) return "";
+  std::string out;
+  int fd = socket(res->ai_family, SOCK_DGRAM, 0);
+  if (fd >= 0 && connect(fd, res->ai_addr, res->ai_addrlen) == 0) {
+    sockaddr_storage ss{};
+    socklen_t len = sizeof(ss);
+    char buf[INET6_ADDRSTRLEN] = {0};
+    if (getsockname(fd, reinterpret_cast<sockaddr*>(&ss), &len) == 0 &&
+        getnameinfo(reinterpret_cast<sockaddr*>(&ss), len, buf, sizeof(buf), nullptr, 0,
+                    NI_NUMERICHOST) == 0)
+      out = buf;
+  }
+  if (fd >= 0) close(fd);
+  freeaddrinfo(res);
+  return out;
+}
+
+}  // namespace
+
+Connection::Connection(const std::string& server, const ClientOptions& options)
+    : server_(server), options_(options) {}
+
+StatusOr<std::unique_ptr<Connection>> Connection::Open(const std::string& server,
+                                                       const ClientOptions& options) {
+  std::unique_ptr<Connection> c(new Connection(server, options));
+  RPMP_RETURN_IF_ERROR(c->Setup());
+  c->progress_ = std::thread([p = c.get()] { p->ProgressLoop(); });
+  Status st = c->Hello();
+  if (!st.ok()) return st.Annotate("cannot reach rpmp-server at " + server);
+  return c;
+}
+
+Status Connection::Setup() {
+  RPMP_ASSIGN_OR_RETURN(HostPort hp, ParseHostPort(server_));
+  FabricOptions fo;
+  fo.provider = options_.provider;
+  fo.node = LocalAddressToward(hp);
+  RPMP_ASSIGN_OR_RETURN(fabric_, Fabric::Open(fo));
+  RPMP_ASSIGN_OR_RETURN(peer_, fabric_->InsertPeer(hp.host, hp.port));
+  pool_ = std::make_unique<BufferPool>(fabric_.get(), options_.buffer_cache_bytes);
+  size_t ncalls = options_.max_inflight == 0 ? 1 : options_.max_inflight;
+  size_t nrecv = ncalls + 8;
+  frame_memory_.resize((ncalls + nrecv) * wire::kMaxFrame);
+  RPMP_ASSIGN_OR_RETURN(frame_mr_, fabric_->Register(frame_memory_.data(), frame_memory_.size()));
+  for (size_t i = 0; i < ncalls; i++) {
+    auto call = std::make_unique<Call>();
+    call->index = static_cast<uint32_t>(i);
+    call->frame = frame_memory_.data() + i * wire::kMaxFrame;
+    free_calls_.push_back(call.get());
+    calls_.push_back(std::move(call));
+  }
+  for (size_t i = 0; i < nrecv; i++) {
+    auto r = std::make_unique<RecvSlot>();
+    r->buf = frame_memory_.data() + (ncalls + i) * wire::kMaxFrame;
+    RPMP_RETURN_IF_ERROR(fabric_->PostRecv(&r->op, r->buf, wire::kMaxFrame, frame_mr_->desc()));
+    recvs_.push_back(std::move(r));
+  }
+  return Status::Ok();
+}
+
+Status Connection::Hello() {
+  std::lock_guard<std::mutex> lock(hello_mu_);
+  std::string address = fabric_->LocalAddress();
+  wire::Request req;
+  req.h.op = wire::Op::kHello;
+  req.fabric_address = address;
+  req.client_name = options_.name;
+  auto p = std::make_shared<std::promise<Status>>();
+  auto f = p->get_future();
+  Submit(req, [this, p](const Status& st, const wire::Response& r) {
+    if (st.ok()) {
+      session_.store(r.session);
+      node_id_ = r.node_id;
+      max_inline_ = r.max_inline;
+    }
+    p->set_value(st);
+  });
+  Status st = f.get();
+  if (st.ok()) needs_hello_.store(false);
+  return st;
+}
+
+Connection::~Connection() {
+  if (progress_.joinable() && session_.load() != 0 && !needs_hello_.load()) {
+    wire::Request bye;  // best effort: lets the server forget the session
+    bye.h.op = wire::Op::kBye;
+    auto p = std::make_shared<std::promise<void>>();
+    Submit(bye, [p](const Status&, const wire::Response&) { p->set_value(); });
+    p->get_future().wait_for(std::chrono::seconds(1));
+  }
+  stop_.store(true);
+  work_cv_.notify_all();
+  if (progress_.joinable()) progress_.join();
+  quarantine_.clear();
+}
+
+Connection::Call* Connection::AcquireCall() {
+  std::unique_lock<std::mutex> lock(mu_);
+  if (!free_cv_.wait_for(lock, options_.timeout, [this] { return !free_calls_.empty(); }))
+    return nullptr;
+  Call* c = free_calls_.back();
+  free_calls_.pop_back();
+  c->in_use = true;
+  c->send_done = c->finished = c->timed_out = false;
+  active_++;
+  return c;
+}
+
+void Connection::Submit(wire::Request& req, ResponseFn done, std::shared_ptr<void> keepalive) {
+  Call* c = AcquireCall();
+  if (c == nullptr) {
+    done(Status::DeadlineExceeded("too many requests in flight to " + server_), wire::Response());
+    return;
+  }
+  req.h.request_id = (static_cast<uint64_t>(c->gen) << 32) | c->index;
+  req.h.session = session_.load();
+  c->done = std::move(done);
+  c->keepalive = std::move(keepalive);
+  c->deadline = std::chrono::steady_clock::now() + options_.timeout;
+  size_t len = wire::EncodeRequest(req, c->frame, wire::kMaxFrame);
+  work_cv_.notify_one();
+  Status st = len == 0 ? Status::InvalidArgument("request does not fit in one frame")
+                       : fabric_->Send(&c->send_op, peer_, c->frame, len, frame_mr_->desc());
+  if (!st.ok()) {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      c->send_done = true;
+    }
+    Finish(c, st, wire::Response());
+  }
+}
+
+void Connection::ReadRemote(uint64_t raddr, uint64_t rkey, char* dst, size_t len,
+                            const MemoryRegion& region, std::function<void(Status)> done) {
+  auto* op = new ReadOp();
+  op->done = std::move(done);
+  reads_in_flight_.fetch_add(1);
+  work_cv_.notify_one();
+  Status st = fabric_->Read(&op->op, peer_, dst, len, region.desc(), raddr, rkey);
+  if (!st.ok()) {
+    reads_in_flight_.fetch_sub(1);
+    op->done(st);
+    delete op;
+  }
+}
+
+void Connection::ProgressLoop() {
+  Completion comps[32];
+  auto last_expire = std::chrono::steady_clock::now();
+  while (!stop_.load()) {
+    {
+      std::unique_lock<std::mutex> lock(mu_);
+      work_cv_.wait_for(lock, std::chrono::milliseconds(50), [this] {
+        return stop_.load() || active_ > 0 || reads_in_flight_.load() > 0;
+      });
+    }
+    int n = fabric_->Wait(comps, 32, 2);
+    for (int i = 0; i < n; i++) OnCompletion(comps[i]);
+    auto now = std::chrono::steady_clock::now();
+    if (now - last_expire > std::chrono::milliseconds(10)) {
+      ExpireCalls();
+      last_expire = now;
+    }
+  }
+  // Fail whatever is left so no caller waits forever.
+  for (auto& c : calls_) {
+    bool pending;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      pending = c->in_use && !c->finished;
+      c->send_done = true;
+    }
+    if (pending) Finish(c.get(), Status::Cancelled("client closed"), wire::Response());
+  }
+}
+
+void Connection::OnCompletion(const Completion& c) {
+  switch (c.ctx->kind) {
+    case OpKind::kSend: {
+      Call* call = reinterpret_cast<Call*>(c.ctx);
+      bool fail;
+      {
+        std::lock_guard<std::mutex> lock(mu_);
+        call->send_done = true;
+        fail = !c.status.ok() && !call->finished;
+        if (!fail) MaybeFree(call);
+      }
+      if (fail) Finish(call, Status::Unavailable("request not delivered to " + server_ + ": " + c.status.message()), wire::Response());
+      return;
+    }
+    case OpKind::kRecv: {
+      RecvSlot* r = reinterpret_cast<RecvSlot*>(c.ctx);
+      if (c.status.ok()) OnResponse(r, c.length);
+      if (!stop_.load()) fabric_->PostRecv(&r->op, r->buf, wire::kMaxFrame, frame_mr_->desc());
+      return;
+    }
+    case OpKind::kRead:
+    case OpKind::kWrite: {
+      ReadOp* op = reinterpret_cast<ReadOp*>(c.ctx);
+      reads_in_flight_.fetch_sub(1);
+      op->done(c.status.ok() ? Status::Ok() : Status::Unavailable("one-sided read from " + server_ + " failed: " + c.status.message()));
+      delete op;
+      return;
+    }
+  }
+}
+
+void Connection::OnResponse(RecvSlot* r, size_t len) {
+  wire::Response resp;
+  Status st = wire::DecodeResponse(r->buf, len, &resp);
+  if (!st.ok()) {
+    RPMP_LOG_WARN("malformed response from %s dropped: %s", server_.c_str(), st.ToString().c_str());
+    return;
+  }
+  uint32_t index = static_cast<uint32_t>(resp.h.request_id);
+  uint32_t gen = static_cast<uint32_t>(resp.h.request_id >> 32);
+  if (index >= calls_.size()) return;
+  Call* c = calls_[index].get();
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (!c->in_use || c->finished || c->gen != gen) return;  // late reply to a timed-out call
+  }
+  Status result = resp.h.status == 0 ? Status::Ok()
+                                     : Status(static_cast<StatusCode>(resp.h.status), resp.message);
+  Finish(c, result, resp);
+}
+
+void Connection::ExpireCalls() {
+  std::vector<Call*> expired;
+  auto now = std::chrono::steady_clock::now();
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    for (auto& c : calls_)
+      if (c->in_use && !c->finished && c->deadline < now) {
+        c->timed_out = true;
+        expired.push_back(c.get());
+      }
+  }
+  for (Call* c : expired)
+    Finish(c, Status::DeadlineExceeded("no reply from rpmp-server at " + server_ + " within " +
+                                       std::to_string(options_.timeout.count()) + " ms"),
+           wire::Response());
+}
+
+void Connection::Finish(Call* c, const Status& st, const wire::Response& resp) {
+  ResponseFn fn;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (c->finished) return;
+    c->finished = true;
+    fn = std::move(c->done);
+  }
+  if (st.code() == StatusCode::kUnavailable || st.code() == StatusCode::kDeadlineExceeded)
+    needs_hello_.store(true);
+  if (fn) fn(st, resp);
+  std::lock_guard<std::mutex> lock(mu_);
+  MaybeFree(c);
+}
+
+void Connection::MaybeFree(Call* c) {  // mu_ held
+  if (!c->in_use || !c->send_done || !c->finished) return;
+  if (c->timed_out && c->keepalive) quarantine_.push_back(std::move(c->keepalive));
+  c->keepalive.reset();
+  c->gen++;
+  c->in_use = false;
+  free_calls_.push_back(c);
+  active_--;
+  free_cv_.notify_one();
+}
+
+}  // namespace rpmp

@@ -1,0 +1,94 @@
+// Connection: a client's session with one rpmp-server. Owns the fabric endpoint, the
+// registered buffer pool, the table of requests in flight and the progress thread
+// that completes them. Submit() encodes a request at once and calls `done` on the
+// progress thread with the decoded response (or with the error that ended it:
+// DeadlineExceeded after the timeout, Unavailable when the server is gone).
+//
+// Thread-safe: any thread may Submit. `done` must not block. Internal to client-cpp.
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+#include "client-cpp/src/buffer_pool.h"
+#include "common/config_util.h"
+#include "common/wire.h"
+#include "rpmp/client.h"
+#include "transport/fabric.h"
+
+namespace rpmp {
+
+using ResponseFn = std::function<void(const Status&, const wire::Response&)>;
+
+class Connection {
+ public:
+  static StatusOr<std::unique_ptr<Connection>> Open(const std::string& server,
+                                                    const ClientOptions& options);
+  ~Connection();
+
+  // Sends `req` (its header's op/flags set by the caller; ids filled in here).
+  // `keepalive` is held until the server can no longer touch the request's buffers.
+  void Submit(wire::Request& req, ResponseFn done, std::shared_ptr<void> keepalive = nullptr);
+  // One-sided RMA read of the server's memory into `dst` (registered in `region`).
+  void ReadRemote(uint64_t raddr, uint64_t rkey, char* dst, size_t len, const MemoryRegion& region,
+                  std::function<void(Status)> done);
+
+  // Starts a new session when the last one may be lost (server restarted or
+  // unreachable); a no-op otherwise. Call from a caller thread, never from `done`.
+  Status EnsureSession() { return needs_hello_.load() ? Hello() : Status::Ok(); }
+  bool needs_hello() const { return needs_hello_.load(); }
+
+  BufferPool& buffers() { return *pool_; }
+  uint64_t node_id() const { return node_id_; }
+  size_t max_inline() const { return max_inline_; }
+  const std::string& server() const { return server_; }
+  std::chrono::milliseconds timeout() const { return options_.timeout; }
+
+ private:
+  struct Call;
+  struct RecvSlot;
+  struct ReadOp;
+  Connection(const std::string& server, const ClientOptions& options);
+  Status Setup();
+  Status Hello();
+  void ProgressLoop();
+  void OnCompletion(const Completion& c);
+  void OnResponse(RecvSlot* r, size_t len);
+  void ExpireCalls();
+  void Finish(Call* c, const Status& st, const wire::Response& resp);
+  void MaybeFree(Call* c);
+  Call* AcquireCall();
+
+  std::string server_;
+  ClientOptions options_;
+  std::unique_ptr<Fabric> fabric_;
+  std::unique_ptr<BufferPool> pool_;
+  PeerAddr peer_ = 0;
+  uint64_t node_id_ = 0;
+  size_t max_inline_ = 0;
+  std::atomic<uint32_t> session_{0};
+  std::atomic<bool> needs_hello_{false};
+  std::mutex hello_mu_;
+
+  std::vector<char> frame_memory_;  // send frames of calls, then receive frames
+  std::unique_ptr<MemoryRegion> frame_mr_;
+  std::vector<std::unique_ptr<Call>> calls_;
+  std::vector<std::unique_ptr<RecvSlot>> recvs_;
+
+  std::mutex mu_;  // guards the call table and quarantine_
+  std::condition_variable free_cv_, work_cv_;
+  std::vector<Call*> free_calls_;
+  size_t active_ = 0;
+  std::atomic<int> reads_in_flight_{0};
+  std::vector<std::shared_ptr<void>> quarantine_;  // buffers of timed-out calls
+  std::atomic<bool> stop_{false};
+  std::thread progress_;
+};
+
+}  // namespace rpmp

@@ -1,0 +1,130 @@
+// Reading and validating rpmp-server configuration (see config.h).
+#include "server/config.h"
+
+#include <yaml-cpp/yaml.h>
+
+#include <cstring>
+
+#include "common/config_util.h"
+#include "transport/providers.h"
+
+namespace rpmp {
+namespace {
+
+StatusOr<PoolConfig> ParsePoolSpec(const std::string& spec) {
+  size_t colon = spec.rfind(':');
+  if (colon == std::string::npos || colon == 0)
+    return Status::InvalidArgument("pool '" + spec + "' is not PATH:SIZE (e.g. /dev/shm/a.pool:1G)");
+  PoolConfig p;
+  p.path = spec.substr(0, colon);
+  RPMP_ASSIGN_OR_RETURN(p.size, ParseSize(spec.substr(colon + 1)));
+  return p;
+}
+
+std::vector<std::string> SplitComma(const std::string& s) {
+  std::vector<std::string> out;
+  size_t start = 0;
+  while (start <= s.size()) {
+    size_t end = s.find(',', start);
+    if (end == std::string::npos) end = s.size();
+    if (end > start) out.push_back(s.substr(start, end - start));
+    start = end + 1;
+  }
+  return out;
+}
+
+}  // namespace
+
+const char* ServerUsage() {
+  return "usage: rpmp-server [--config FILE] [--listen HOST:PORT] [--pool PATH:SIZE]...\n"
+         "                   [--provider tcp;ofi_rxm|verbs;ofi_rxm|shm] [--segment-size SIZE]\n"
+         "                   [--proxy HOST:PORT[,HOST:PORT]]\n"
+         "  --pool may be repeated; a missing pool file is created with SIZE,\n"
+         "  an existing one is reopened (SIZE is then ignored). Devdax: --pool /dev/dax0.0:0\n";
+}
+
+Status LoadServerConfigFile(const std::string& path, ServerConfig* c) {
+  YAML::Node root;
+  try {
+    root = YAML::LoadFile(path);
+  } catch (const YAML::BadFile&) {
+    return Status::InvalidArgument("cannot read config file '" + path + "'");
+  } catch (const YAML::Exception& e) {
+    return Status::InvalidArgument("config file '" + path + "': " + e.what());
+  }
+  try {
+    if (!root.IsMap()) return Status::InvalidArgument("config file '" + path + "' is not a YAML map");
+    for (auto it = root.begin(); it != root.end(); ++it) {
+      std::string k = it->first.as<std::string>();
+      const YAML::Node& v = it->second;
+      if (k == "listen") c->listen = v.as<std::string>();
+      else if (k == "provider") c->provider = v.as<std::string>();
+      else if (k == "segment_size") { RPMP_ASSIGN_OR_RETURN(c->segment_size, ParseSize(v.as<std::string>())); }
+      else if (k == "recv_slots") c->recv_slots = v.as<uint32_t>();
+      else if (k == "max_inflight_per_client") c->max_inflight_per_client = v.as<uint32_t>();
+      else if (k == "commit_threads") c->commit_threads = v.as<uint32_t>();
+      else if (k == "drain_timeout") { RPMP_ASSIGN_OR_RETURN(c->drain_timeout, ParseDuration(v.as<std::string>())); }
+      else if (k == "proxies") { for (const auto& p : v) c->proxies.push_back(p.as<std::string>()); }
+      else if (k == "pools") {
+        for (const auto& p : v) {
+          PoolConfig pc;
+          pc.path = p["path"].as<std::string>();
+          RPMP_ASSIGN_OR_RETURN(pc.size, ParseSize(p["size"] ? p["size"].as<std::string>() : "0"));
+          c->pools.push_back(pc);
+        }
+      } else {
+        return Status::InvalidArgument("config file '" + path + "': unknown key '" + k + "'");
+      }
+    }
+  } catch (const YAML::Exception& e) {
+    return Status::InvalidArgument("config file '" + path + "': " + e.what());
+  }
+  return Status::Ok();
+}
+
+Status ValidateServerConfig(const ServerConfig& c) {
+  RPMP_RETURN_IF_ERROR(ParseHostPort(c.listen).status().Annotate("--listen"));
+  if (FindProvider(c.provider) == nullptr)
+    return Status::InvalidArgument("unknown provider '" + c.provider + "'; known: " + KnownProviders());
+  if (c.pools.empty()) return Status::InvalidArgument("no pool configured: give --pool PATH:SIZE");
+  if (c.segment_size < (1u << 20) || c.segment_size > (1ull << 32))
+    return Status::InvalidArgument("segment size must be between 1 MiB and 4 GiB");
+  if (c.recv_slots < 8 || c.recv_slots > 65536)
+    return Status::InvalidArgument("recv_slots must be between 8 and 65536");
+  if (c.max_inflight_per_client < 1 || c.commit_threads < 1 || c.commit_threads > 64)
+    return Status::InvalidArgument("max_inflight_per_client and commit_threads (1-64) must be positive");
+  for (const std::string& p : c.proxies) RPMP_RETURN_IF_ERROR(ParseHostPort(p).status().Annotate("--proxy"));
+  return Status::Ok();
+}
+
+StatusOr<ServerConfig> LoadServerConfig(int argc, char** argv) {
+  ServerConfig c;
+  for (int i = 1; i < argc; i++) {  // the config file first, so flags override it
+    if (std::strcmp(argv[i], "--config") == 0 && i + 1 < argc)
+      RPMP_RETURN_IF_ERROR(LoadServerConfigFile(argv[i + 1], &c));
+  }
+  bool pools_from_flags = false;
+  for (int i = 1; i < argc; i++) {
+    std::string f = argv[i];
+    if (f == "--help" || f == "-h") return Status::FailedPrecondition(ServerUsage());
+    if (i + 1 >= argc) return Status::InvalidArgument("flag " + f + " needs a value\n" + ServerUsage());
+    std::string v = argv[++i];
+    if (f == "--config") continue;
+    if (f == "--listen") c.listen = v;
+    else if (f == "--provider") c.provider = v;
+    else if (f == "--segment-size") { RPMP_ASSIGN_OR_RETURN(c.segment_size, ParseSize(v)); }
+    else if (f == "--proxy") c.proxies = SplitComma(v);
+    else if (f == "--pool") {
+      if (!pools_from_flags) c.pools.clear();
+      pools_from_flags = true;
+      RPMP_ASSIGN_OR_RETURN(PoolConfig p, ParsePoolSpec(v));
+      c.pools.push_back(p);
+    } else {
+      return Status::InvalidArgument("unknown flag " + f + "\n" + ServerUsage());
+    }
+  }
+  RPMP_RETURN_IF_ERROR(ValidateServerConfig(c));
+  return c;
+}
+
+}  // namespace rpmp

@@ -1,0 +1,215 @@
+// Per-op request handlers of the server (see server.h). They run on the progress
+// thread, except FinishWrite which runs on a commit thread. Each ends by calling
+// Reply/ReplyError, or by posting RMA whose completion continues in OnRmaDone.
+#include <algorithm>
+#include <cstring>
+
+#include "common/crc32c.h"
+#include "common/log.h"
+#include "server/server.h"
+#include "server/slot.h"
+
+namespace rpmp {
+namespace {
+
+constexpr size_t kListByteBudget = wire::kMaxFrame - 4096;
+
+size_t MaxInline(const Fabric& f) { return std::min(f.traits().default_inline, wire::kMaxInline); }
+
+}  // namespace
+
+void Server::HandleHello(Slot* s) {
+  auto peer = fabric_->InsertPeer(s->req.fabric_address);
+  if (!peer.ok()) {
+    RPMP_LOG_WARN("hello with an unusable address from '%.*s'",
+                  static_cast<int>(s->req.client_name.size()), s->req.client_name.data());
+    Recycle(s);  // nobody to answer
+    return;
+  }
+  uint32_t id = next_session_++;
+  if (next_session_ == 0) next_session_ = 1;
+  sessions_[id] = *peer;
+  s->peer = *peer;
+  s->has_peer = true;
+  s->req.h.session = id;
+  RPMP_LOG_DEBUG("session %u: client '%.*s'", id, static_cast<int>(s->req.client_name.size()),
+                 s->req.client_name.data());
+  s->resp.session = id;
+  s->resp.node_id = store_->NodeId();
+  s->resp.max_inline = static_cast<uint32_t>(MaxInline(*fabric_));
+  s->resp.max_inflight = config_.max_inflight_per_client;
+  Reply(s);
+}
+
+void Server::HandleWrite(Slot* s) {
+  const wire::Request& q = s->req;
+  WriteSpec spec;
+  spec.ns = std::string(q.ns);
+  spec.key = std::string(q.key);
+  spec.kind = q.h.op == wire::Op::kPut ? WriteKind::kPut : WriteKind::kAppend;
+  spec.tag = q.tag;
+  spec.length = q.length;
+  spec.crc = q.crc;
+  if (q.h.flags & wire::kFlagInline) {
+    if (Crc32c(q.inline_data.data(), q.inline_data.size()) != q.crc)
+      return ReplyError(s, Status::InvalidArgument("payload checksum does not match the frame's"));
+  }
+  StatusOr<Reservation> r = store_->Reserve(spec);
+  if (!r.ok()) return ReplyError(s, r.status());
+  s->reservation = std::move(r).value();
+  counters_.bytes_in.fetch_add(q.length, std::memory_order_relaxed);
+  if (q.h.flags & wire::kFlagInline) {
+    if (q.length > 0) std::memcpy(s->reservation.payload(), q.inline_data.data(), q.length);
+    Status st = store_->Commit(&s->reservation);
+    s->reservation.Reset();
+    return st.ok() ? Reply(s) : ReplyError(s, st);
+  }
+  s->rma_ops.resize(1);
+  s->rma_ops[0].slot = s;
+  s->rma_pending = 1;
+  Status st = fabric_->Read(&s->rma_ops[0].op, s->peer, s->reservation.payload(), q.length,
+                            pool_mrs_[s->reservation.pool()]->desc(), q.rma.addr, q.rma.key);
+  if (!st.ok()) {
+    s->rma_pending = 0;
+    store_->Abort(&s->reservation);
+    ReplyError(s, st);
+  }
+}
+
+void Server::FinishWrite(Slot* s) {
+  Status st;
+  if (s->req.h.op == wire::Op::kWrite) {
+    store_->PersistRaw(s->raw, s->req.length);
+  } else {
+    st = store_->Commit(&s->reservation);
+    s->reservation.Reset();
+  }
+  st.ok() ? Reply(s) : ReplyError(s, st);
+}
+
+void Server::OnRmaDone(Slot* s, const Status& st) {
+  wire::Op op = s->req.h.op;
+  bool inbound = op == wire::Op::kPut || op == wire::Op::kAppend || op == wire::Op::kWrite;
+  if (!st.ok()) {
+    if (s->reservation.valid()) store_->Abort(&s->reservation);
+    return ReplyError(s, Status::Unavailable("data transfer with the client failed: " + st.message()));
+  }
+  if (!inbound) {
+    s->view = ObjectView();  // unpin
+    s->resp.outcome = wire::GetOutcome::kWrittenToRma;
+    return Reply(s);
+  }
+  {
+    std::lock_guard<std::mutex> lock(commit_mu_);
+    commit_queue_.push_back(s);
+  }
+  commit_cv_.notify_one();
+}
+
+void Server::HandleGet(Slot* s) {
+  StatusOr<ObjectView> v = store_->Get(std::string(s->req.ns), std::string(s->req.key));
+  if (!v.ok()) return ReplyError(s, v.status());
+  s->view = std::move(v).value();
+  const ObjectView& view = s->view;
+  wire::Response& r = s->resp;
+  r.total_length = view.total_length;
+  r.record_count = static_cast<uint32_t>(view.records.size());
+  if (view.records.size() <= wire::kMaxPageItems) {
+    for (const RecordInfo& ri : view.records) r.records.push_back({0, ri.length, ri.crc, 0, 0, 0});
+  }
+  bool rma = s->req.h.flags & wire::kFlagRma;
+  if (view.total_length <= MaxInline(*fabric_)) {
+    r.outcome = wire::GetOutcome::kInline;
+    if (view.records.size() == 1) {
+      r.inline_data = std::string_view(view.records[0].data, view.records[0].length);
+    } else {  // concatenate into the receive buffer, no longer needed by the request
+      size_t off = 0;
+      for (const RecordInfo& ri : view.records) {
+        std::memcpy(s->recv_buf + off, ri.data, ri.length);
+        off += ri.length;
+      }
+      r.inline_data = std::string_view(s->recv_buf, off);
+    }
+    counters_.bytes_out.fetch_add(view.total_length, std::memory_order_relaxed);
+    return Reply(s);
+  }
+  if (!rma || s->req.rma.length < view.total_length) {
+    r.outcome = wire::GetOutcome::kNeedsBuffer;
+    r.records.clear();
+    return Reply(s);
+  }
+  s->rma_ops.resize(view.records.size());
+  uint64_t dst = s->req.rma.addr;
+  s->rma_pending = view.records.size() + 1;  // +1 until every write is posted
+  for (size_t i = 0; i < view.records.size(); i++) {
+    const RecordInfo& ri = view.records[i];
+    if (ri.length == 0) { s->rma_pending--; continue; }
+    s->rma_ops[i].slot = s;
+    Status st = fabric_->Write(&s->rma_ops[i].op, s->peer, ri.data, ri.length,
+                               pool_mrs_[ri.pool]->desc(), dst, s->req.rma.key);
+    if (!st.ok()) {
+      s->rma_status = st;
+      s->rma_pending -= view.records.size() - i;  // these will never complete
+      break;
+    }
+    dst += ri.length;
+  }
+  counters_.bytes_out.fetch_add(view.total_length, std::memory_order_relaxed);
+  if (--s->rma_pending == 0) OnRmaDone(s, s->rma_status);
+}
+
+void Server::HandleGetMeta(Slot* s) {
+  StatusOr<ObjectView> v = store_->Get(std::string(s->req.ns), std::string(s->req.key));
+  if (!v.ok()) return ReplyError(s, v.status());
+  const std::vector<RecordInfo>& recs = v->records;
+  uint32_t max = s->req.max == 0 || s->req.max > wire::kMaxPageItems ? wire::kMaxPageItems : s->req.max;
+  wire::Response& r = s->resp;
+  r.total_length = v->total_length;
+  r.record_count = static_cast<uint32_t>(recs.size());
+  for (size_t i = s->req.start; i < recs.size() && r.records.size() < max; i++) {
+    const RecordInfo& ri = recs[i];
+    r.records.push_back({ri.tag, ri.length, ri.crc, ri.pool, RmaAddrOf(ri.pool, ri.data),
+                         pool_mrs_[ri.pool]->key()});
+  }
+  r.more = s->req.start + r.records.size() < recs.size();
+  Reply(s);
+}
+
+void Server::HandleList(Slot* s) {
+  size_t max = s->req.max == 0 || s->req.max > wire::kMaxPageItems ? wire::kMaxPageItems : s->req.max;
+  StatusOr<ListPage> page = store_->List(std::string(s->req.ns), std::string(s->req.start_after), max);
+  if (!page.ok()) return ReplyError(s, page.status());
+  size_t bytes = 0;
+  for (KeyInfo& k : page->keys) {
+    bytes += k.key.size() + 16;
+    if (bytes > kListByteBudget) { s->resp.more = true; break; }
+    s->resp.keys.push_back({std::move(k.key), k.total_length, k.records});
+  }
+  if (page->more) s->resp.more = true;
+  Reply(s);
+}
+
+void Server::HandleStat(Slot* s) {
+  StoreStats st = store_->Stats();
+  wire::Response& r = s->resp;
+  r.node_id = st.node_id;
+  r.namespaces = st.namespaces;
+  r.key_count = st.keys;
+  r.record_total = st.records;
+  r.live_bytes = st.live_bytes;
+  for (const PoolStats& p : st.pools) r.pools.push_back({p.path, p.medium, p.capacity, p.used, p.free});
+  Reply(s);
+}
+
+void Server::HandleSimple(Slot* s) {
+  Status st;
+  switch (s->req.h.op) {
+    case wire::Op::kDel: st = store_->Delete(std::string(s->req.ns), std::string(s->req.key)); break;
+    case wire::Op::kDeleteNs: st = store_->DeleteNamespace(std::string(s->req.ns)); break;
+    case wire::Op::kBye: sessions_.erase(s->req.h.session); break;
+    default: st = Status::Unimplemented("op not served here"); break;
+  }
+  st.ok() ? Reply(s) : ReplyError(s, st);
+}
+
+}  // namespace rpmp

@@ -1,0 +1,230 @@
+// Server set-up, the progress and commit loops, replies and slot recycling.
+// The per-op request handlers are in handlers.cc.
+#include "server/server.h"
+
+#include <chrono>
+
+#include "common/config_util.h"
+#include "common/log.h"
+#include "server/slot.h"
+
+namespace rpmp {
+
+Server::Server(const ServerConfig& config, Store* store) : config_(config), store_(store) {}
+
+StatusOr<std::unique_ptr<Server>> Server::Start(const ServerConfig& config, Store* store) {
+  std::unique_ptr<Server> s(new Server(config, store));
+  RPMP_RETURN_IF_ERROR(s->Setup());
+  s->progress_ = std::thread([p = s.get()] { p->ProgressLoop(); });
+  for (uint32_t i = 0; i < config.commit_threads; i++)
+    s->committers_.emplace_back([p = s.get()] { p->CommitLoop(); });
+  return s;
+}
+
+Status Server::Setup() {
+  RPMP_ASSIGN_OR_RETURN(HostPort hp, ParseHostPort(config_.listen));
+  FabricOptions fo;
+  fo.provider = config_.provider;
+  fo.node = hp.host;
+  fo.service = hp.port;
+  RPMP_ASSIGN_OR_RETURN(fabric_, Fabric::Open(fo));
+  for (const MemoryArea& a : store_->Areas()) {
+    if (pool_mrs_.size() <= a.pool) pool_mrs_.resize(a.pool + 1);
+    RPMP_ASSIGN_OR_RETURN(pool_mrs_[a.pool], fabric_->Register(a.base, a.size));
+  }
+  size_t n = config_.recv_slots;
+  slot_memory_.resize(n * 2 * wire::kMaxFrame);
+  RPMP_ASSIGN_OR_RETURN(slot_mr_, fabric_->Register(slot_memory_.data(), slot_memory_.size()));
+  for (size_t i = 0; i < n; i++) {
+    auto slot = std::make_unique<Slot>();
+    slot->recv_buf = slot_memory_.data() + 2 * i * wire::kMaxFrame;
+    slot->send_buf = slot->recv_buf + wire::kMaxFrame;
+    slot->desc = slot_mr_->desc();
+    slot->recv_op.slot = slot->send_op.slot = slot.get();
+    slot->recv_op.op.kind = OpKind::kRecv;
+    RPMP_RETURN_IF_ERROR(fabric_->PostRecv(&slot->recv_op.op, slot->recv_buf, wire::kMaxFrame, slot->desc));
+    slots_.push_back(std::move(slot));
+  }
+  RPMP_LOG_INFO("serving on %s (%s), %zu receive slots, %zu pools registered",
+                fabric_->LocalAddressString().c_str(), fabric_->traits().name, n, pool_mrs_.size());
+  return Status::Ok();
+}
+
+Server::~Server() {
+  RequestShutdown();
+  Wait();
+}
+
+void Server::RequestShutdown() { shutdown_.store(true); }
+
+void Server::Wait() {
+  if (progress_.joinable()) progress_.join();
+  {
+    std::lock_guard<std::mutex> lock(commit_mu_);
+    commit_stop_ = true;
+  }
+  commit_cv_.notify_all();
+  for (std::thread& t : committers_)
+    if (t.joinable()) t.join();
+}
+
+void Server::ProgressLoop() {
+  Completion comps[32];
+  std::chrono::steady_clock::time_point drain_deadline{};
+  bool draining = false;
+  while (true) {
+    int n = fabric_->Wait(comps, 32, draining ? 10 : 100);
+    for (int i = 0; i < n; i++) OnCompletion(comps[i]);
+    if (Draining() && !draining) {
+      draining = true;
+      drain_deadline = std::chrono::steady_clock::now() + config_.drain_timeout;
+      RPMP_LOG_INFO("shutting down: draining %d requests in flight", busy_slots_.load());
+    }
+    if (draining) {
+      if (busy_slots_.load() == 0) break;
+      if (std::chrono::steady_clock::now() > drain_deadline) {
+        RPMP_LOG_WARN("drain timeout: %d requests still in flight are abandoned (uncommitted)",
+                      busy_slots_.load());
+        break;
+      }
+    }
+  }
+  RPMP_LOG_INFO("data plane stopped: %llu requests served, %llu errors, %llu malformed",
+                static_cast<unsigned long long>(counters_.requests.load()),
+                static_cast<unsigned long long>(counters_.errors.load()),
+                static_cast<unsigned long long>(counters_.malformed.load()));
+}
+
+void Server::OnCompletion(const Completion& c) {
+  SlotOp* op = reinterpret_cast<SlotOp*>(c.ctx);
+  Slot* s = op->slot;
+  switch (op->op.kind) {
+    case OpKind::kRecv:
+      if (!c.status.ok()) {  // the endpoint is closing or the receive was cancelled
+        if (!Draining()) fabric_->PostRecv(&s->recv_op.op, s->recv_buf, wire::kMaxFrame, s->desc);
+        return;
+      }
+      busy_slots_.fetch_add(1);
+      OnRequest(s, c.length);
+      return;
+    case OpKind::kSend:
+      if (!c.status.ok()) RPMP_LOG_DEBUG("reply not delivered: %s", c.status.ToString().c_str());
+      Recycle(s);
+      return;
+    case OpKind::kRead:
+    case OpKind::kWrite:
+      if (!c.status.ok() && s->rma_status.ok()) s->rma_status = c.status;
+      if (--s->rma_pending == 0) OnRmaDone(s, s->rma_status);
+      return;
+  }
+}
+
+void Server::OnRequest(Slot* s, size_t len) {
+  counters_.requests.fetch_add(1, std::memory_order_relaxed);
+  Status st = wire::DecodeRequest(s->recv_buf, len, &s->req);
+  if (!st.ok()) {
+    counters_.malformed.fetch_add(1, std::memory_order_relaxed);
+    wire::Header h;
+    // A frame whose header names a known session still gets an error reply.
+    if (wire::DecodeHeader(s->recv_buf, len, &h).ok() || len >= wire::kHeaderSize) {
+      s->req.h = h;
+      auto it = sessions_.find(h.session);
+      if (it != sessions_.end() && h.op != wire::Op::kHello) {
+        s->peer = it->second;
+        s->has_peer = true;
+        ReplyError(s, st);
+        return;
+      }
+    }
+    RPMP_LOG_DEBUG("dropped malformed frame of %zu bytes: %s", len, st.ToString().c_str());
+    Recycle(s);
+    return;
+  }
+  if (s->req.h.op == wire::Op::kHello) {
+    HandleHello(s);
+    return;
+  }
+  auto it = sessions_.find(s->req.h.session);
+  if (it == sessions_.end()) {  // no address to answer to
+    RPMP_LOG_DEBUG("dropped %s from unknown session %u", wire::OpName(s->req.h.op), s->req.h.session);
+    Recycle(s);
+    return;
+  }
+  s->peer = it->second;
+  s->has_peer = true;
+  if (Draining()) {
+    ReplyError(s, Status::Unavailable("server is shutting down"));
+    return;
+  }
+  Dispatch(s);
+}
+
+void Server::Dispatch(Slot* s) {
+  switch (s->req.h.op) {
+    case wire::Op::kPut:
+    case wire::Op::kAppend: HandleWrite(s); return;
+    case wire::Op::kGet: HandleGet(s); return;
+    case wire::Op::kGetMeta: HandleGetMeta(s); return;
+    case wire::Op::kList: HandleList(s); return;
+    case wire::Op::kStat: HandleStat(s); return;
+    case wire::Op::kAlloc:
+    case wire::Op::kFree:
+    case wire::Op::kWrite:
+    case wire::Op::kRead: HandleRaw(s); return;
+    case wire::Op::kDel:
+    case wire::Op::kDeleteNs:
+    case wire::Op::kBye:
+    case wire::Op::kHello: HandleSimple(s); return;
+  }
+}
+
+void Server::CommitLoop() {
+  while (true) {
+    Slot* s;
+    {
+      std::unique_lock<std::mutex> lock(commit_mu_);
+      commit_cv_.wait(lock, [this] { return commit_stop_ || !commit_queue_.empty(); });
+      if (commit_queue_.empty()) return;
+      s = commit_queue_.front();
+      commit_queue_.pop_front();
+    }
+    FinishWrite(s);
+  }
+}
+
+void Server::Reply(Slot* s) {
+  s->resp.h.op = s->req.h.op;
+  s->resp.h.request_id = s->req.h.request_id;
+  s->resp.h.session = s->req.h.session;
+  size_t len = wire::EncodeResponse(s->resp, s->send_buf, wire::kMaxFrame);
+  if (len == 0) {  // cannot happen for well-formed responses; never send garbage
+    s->resp = wire::Response();
+    s->resp.h.status = static_cast<uint16_t>(StatusCode::kInternal);
+    s->resp.message = "response did not fit in a frame";
+    return Reply(s);
+  }
+  if (s->resp.h.status != 0) counters_.errors.fetch_add(1, std::memory_order_relaxed);
+  Status st = fabric_->Send(&s->send_op.op, s->peer, s->send_buf, len, s->desc);
+  if (!st.ok()) Recycle(s);
+}
+
+void Server::ReplyError(Slot* s, const Status& st) {
+  s->resp = wire::Response();
+  s->resp.h.status = static_cast<uint16_t>(st.code());
+  s->resp.message = st.message();
+  Reply(s);
+}
+
+void Server::Recycle(Slot* s) {
+  if (s->reservation.valid()) store_->Abort(&s->reservation);
+  s->Clear();
+  busy_slots_.fetch_sub(1);
+  Status st = fabric_->PostRecv(&s->recv_op.op, s->recv_buf, wire::kMaxFrame, s->desc);
+  if (!st.ok()) RPMP_LOG_ERROR("cannot repost a receive: %s", st.ToString().c_str());
+}
+
+uint64_t Server::RmaAddrOf(uint32_t pool, const char* p) const {
+  return pool_mrs_[pool]->RmaAddr(p);
+}
+
+}  // namespace rpmp

@@ -1,0 +1,99 @@
+// Server: the data plane of one rpmp-server. Receives wire-protocol requests on a
+// libfabric endpoint, runs them against a Store, moves bulk bytes by RMA straight
+// between client buffers and the store's persistent memory, and replies.
+//
+// Threads: one progress thread drives the fabric and runs every request that needs
+// no persistence of bulk data; commit threads persist RMA-written payloads and reply.
+// Requests in flight are bounded by the number of receive slots (flow control).
+// Start/RequestShutdown/Wait may be called from any thread; RequestShutdown is safe
+// from a signal handler's helper thread (it only sets a flag).
+// Who calls it: server/main.cc and integration tests.
+#pragma once
+
+#include <atomic>
+#include <condition_variable>
+#include <deque>
+#include <memory>
+#include <mutex>
+#include <thread>
+#include <unordered_map>
+#include <vector>
+
+#include "common/wire.h"
+#include "server/config.h"
+#include "server/store/store.h"
+#include "transport/fabric.h"
+
+namespace rpmp {
+
+struct Slot;
+
+class Server {
+ public:
+  // Opens the fabric endpoint on config.listen, registers the store's memory and
+  // starts the threads. `store` must outlive the Server.
+  static StatusOr<std::unique_ptr<Server>> Start(const ServerConfig& config, Store* store);
+  ~Server();
+
+  // Stops taking new work, finishes what is in flight (up to the drain timeout), stops.
+  void RequestShutdown();
+  // Blocks until the server has stopped after RequestShutdown.
+  void Wait();
+  std::string ListenAddress() const { return fabric_->LocalAddressString(); }
+
+  struct Counters {
+    std::atomic<uint64_t> requests{0}, errors{0}, malformed{0}, bytes_in{0}, bytes_out{0};
+  };
+  const Counters& counters() const { return counters_; }
+
+ private:
+  Server(const ServerConfig& config, Store* store);
+  Status Setup();
+  void ProgressLoop();
+  void CommitLoop();
+  void OnCompletion(const Completion& c);
+  void OnRequest(Slot* s, size_t len);
+  void Dispatch(Slot* s);
+  bool Draining() const { return shutdown_.load(std::memory_order_relaxed); }
+
+  // handlers.cc
+  void HandleHello(Slot* s);
+  void HandleWrite(Slot* s);
+  void HandleGet(Slot* s);
+  void HandleGetMeta(Slot* s);
+  void HandleList(Slot* s);
+  void HandleStat(Slot* s);
+  void HandleRaw(Slot* s);
+  void HandleSimple(Slot* s);
+  void OnRmaDone(Slot* s, const Status& st);
+  void FinishWrite(Slot* s);  // on a commit thread
+
+  // Replies with the slot's response (status set by the caller) and recycles the slot
+  // once the send completes.
+  void Reply(Slot* s);
+  void ReplyError(Slot* s, const Status& st);
+  void Recycle(Slot* s);
+  uint64_t RmaAddrOf(uint32_t pool, const char* p) const;
+
+  ServerConfig config_;
+  Store* store_;
+  std::unique_ptr<Fabric> fabric_;
+  std::vector<std::unique_ptr<MemoryRegion>> pool_mrs_;  // by pool index
+  std::unique_ptr<MemoryRegion> slot_mr_;
+  std::vector<char> slot_memory_;
+  std::vector<std::unique_ptr<Slot>> slots_;
+  std::unordered_map<uint32_t, PeerAddr> sessions_;  // progress thread only
+  uint32_t next_session_ = 1;
+
+  std::atomic<bool> shutdown_{false};
+  std::atomic<int> busy_slots_{0};
+  std::thread progress_;
+  std::vector<std::thread> committers_;
+  std::mutex commit_mu_;
+  std::condition_variable commit_cv_;
+  std::deque<Slot*> commit_queue_;
+  bool commit_stop_ = false;
+  Counters counters_;
+};
+
+}  // namespace rpmp

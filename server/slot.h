@@ -1,0 +1,50 @@
+// Slot: the state of one request inside the server, from the receive that brought it
+// to the send of its reply. Slots are preallocated (one per receive buffer) and reused,
+// so the fast path allocates nothing. Internal to server/.
+#pragma once
+
+#include <vector>
+
+#include "common/wire.h"
+#include "server/store/store.h"
+#include "transport/fabric.h"
+
+namespace rpmp {
+
+struct Slot;
+
+// An OpContext that knows its slot (libfabric hands back only the context pointer).
+struct SlotOp {
+  OpContext op;
+  Slot* slot = nullptr;
+};
+
+struct Slot {
+  SlotOp recv_op, send_op;
+  std::vector<SlotOp> rma_ops;  // capacity kept across requests
+  char* recv_buf = nullptr;
+  char* send_buf = nullptr;
+  void* desc = nullptr;          // of recv_buf and send_buf
+  PeerAddr peer = 0;
+  bool has_peer = false;
+  wire::Request req;
+  wire::Response resp;
+  Reservation reservation;       // put/append by RMA
+  ObjectView view;               // get: pins records while they are written out
+  char* raw = nullptr;           // raw write/read target
+  size_t rma_pending = 0;
+  Status rma_status;
+
+  void Clear() {
+    has_peer = false;
+    req = wire::Request();
+    resp = wire::Response();
+    reservation.Reset();
+    view = ObjectView();
+    raw = nullptr;
+    rma_pending = 0;
+    rma_status = Status::Ok();
+  }
+};
+
+}  // namespace rpmp

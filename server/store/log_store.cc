@@ -1,0 +1,274 @@
+// LogStore record path: Reserve, Commit, Abort, Get, Delete, List, DeleteNamespace.
+// The commit protocol is described in docs/storage-format.md ("Commit protocol").
+#include "server/store/log_store.h"
+
+#include <cstring>
+
+namespace rpmp {
+
+using log_store_internal::LogReservation;
+namespace fmt = store_format;
+
+namespace {
+
+Status ValidateNamespace(const std::string& ns) {
+  if (ns.empty()) return Status::InvalidArgument("namespace name is empty");
+  if (ns.size() > kMaxNamespaceLength) {
+    return Status::InvalidArgument("namespace name has " + std::to_string(ns.size()) +
+                                   " bytes; the maximum is " +
+                                   std::to_string(kMaxNamespaceLength));
+  }
+  return Status::Ok();
+}
+
+Status ValidateNames(const std::string& ns, const std::string& key) {
+  RPMP_RETURN_IF_ERROR(ValidateNamespace(ns));
+  if (key.empty()) return Status::InvalidArgument("key is empty");
+  if (key.size() > kMaxKeyLength) {
+    return Status::InvalidArgument("key has " + std::to_string(key.size()) +
+                                   " bytes; the maximum is " + std::to_string(kMaxKeyLength));
+  }
+  return Status::Ok();
+}
+
+Status KeyNotFound(const std::string& ns, const std::string& key) {
+  return Status::NotFound("key '" + key + "' in namespace '" + ns + "'");
+}
+
+}  // namespace
+
+LogStore::NamespacePtr LogStore::FindNamespace(const std::string& name) {
+  std::lock_guard<std::mutex> lock(ns_map_mu_);
+  auto it = namespaces_.find(name);
+  return it == namespaces_.end() ? nullptr : it->second;
+}
+
+LogStore::NamespacePtr LogStore::FindOrCreateNamespace(const std::string& name) {
+  std::lock_guard<std::mutex> lock(ns_map_mu_);
+  NamespacePtr& ns = namespaces_[name];
+  if (ns == nullptr) ns = std::make_shared<Namespace>(name);
+  return ns;
+}
+
+fmt::RecordHeader* LogStore::HeaderAt(const PoolState& pool, uint64_t offset) const {
+  return reinterpret_cast<fmt::RecordHeader*>(pool.medium->base() + offset);
+}
+
+uint64_t LogStore::WriteRecordHeader(const Placement& place, uint8_t kind,
+                                     const WriteSpec& spec) {
+  fmt::RecordHeader h{};
+  h.magic = fmt::kRecordMagic;
+  h.version = fmt::kRecordVersion;
+  h.kind = kind;
+  h.segment_epoch = place.segment->epoch;
+  h.tag = spec.tag;
+  h.payload_length = spec.length;
+  h.key_length = static_cast<uint32_t>(spec.key.size());
+  h.payload_crc = spec.crc;
+  h.header_crc = fmt::RecordHeaderCrc(h);
+  h.commit = 0;
+  PoolState* pool = place.segment->pool;
+  char* at = pool->medium->base() + place.record_offset;
+  std::memcpy(at, &h, sizeof(h));
+  std::memcpy(at + sizeof(h), spec.key.data(), spec.key.size());
+  pool->medium->Persist(at, sizeof(h) + spec.key.size());
+  return place.record_offset + fmt::PayloadOffsetInRecord(spec.key.size());
+}
+
+void LogStore::StoreCommitWord(const RecordRef& rec, uint64_t word) {
+  PoolState* pool = rec.segment->pool;
+  fmt::RecordHeader* h = HeaderAt(*pool, rec.header_offset);
+  __atomic_store_n(&h->commit, word, __ATOMIC_RELEASE);
+  pool->medium->Persist(&h->commit, sizeof(h->commit));
+}
+
+void LogStore::MarkDead(Namespace* ns, const RecordRef& rec) {
+  StoreCommitWord(rec, rec.seq | fmt::kDeadBit);
+  rec.segment->live_records--;
+  MaybeReclaim(ns, rec.segment);
+}
+
+void LogStore::MarkKeyDead(Namespace* ns, KeyEntry* entry) {
+  for (const RecordRef& rec : entry->records) MarkDead(ns, rec);
+  ns->records -= entry->records.size();
+  ns->live_bytes -= entry->total_length;
+  entry->records.clear();
+  entry->total_length = 0;
+}
+
+StatusOr<Reservation> LogStore::Reserve(const WriteSpec& spec) {
+  RPMP_RETURN_IF_ERROR(ValidateNames(spec.ns, spec.key));
+  if (spec.kind != WriteKind::kPut && spec.kind != WriteKind::kAppend) {
+    return Status::InvalidArgument("write kind must be put or append");
+  }
+  uint64_t record_size = fmt::RecordSize(spec.key.size(), spec.length);
+  for (;;) {
+    NamespacePtr ns = FindOrCreateNamespace(spec.ns);
+    std::lock_guard<std::mutex> lock(ns->mu);
+    if (ns->deleted) continue;  // deleted meanwhile: use the new one
+    RPMP_ASSIGN_OR_RETURN(Placement place,
+                          TakeSpace(ns.get(), record_size, SpacePurpose::kData));
+    uint8_t kind = spec.kind == WriteKind::kPut ? fmt::kKindPut : fmt::kKindAppend;
+    uint64_t payload_offset = WriteRecordHeader(place, kind, spec);
+    place.segment->pending++;
+    auto impl = std::make_shared<LogReservation>();
+    impl->owner = this;
+    impl->ns = ns;
+    impl->segment = place.segment;
+    impl->header_offset = place.record_offset;
+    impl->payload_offset = payload_offset;
+    impl->kind = spec.kind;
+    impl->key = spec.key;
+    impl->tag = spec.tag;
+    impl->length = spec.length;
+    impl->crc = spec.crc;
+    PoolState* pool = place.segment->pool;
+    return Reservation(std::move(impl), pool->medium->base() + payload_offset, spec.length,
+                       pool->index, payload_offset);
+  }
+}
+
+Status LogStore::FinishReservation(LogReservation* impl, bool committed) {
+  Namespace* ns = impl->ns.get();
+  std::lock_guard<std::mutex> lock(ns->mu);
+  impl->finished = true;
+  impl->segment->pending--;
+  if (!committed || ns->deleted) {
+    MaybeReclaim(ns, impl->segment);
+    if (!committed) return Status::Ok();
+    return Status::FailedPrecondition("namespace '" + ns->name +
+                                      "' was deleted while the write was in flight");
+  }
+  RecordRef rec;
+  rec.segment = impl->segment;
+  rec.header_offset = impl->header_offset;
+  rec.payload_offset = impl->payload_offset;
+  rec.length = impl->length;
+  rec.tag = impl->tag;
+  rec.crc = impl->crc;
+  rec.seq = ++global_seq_;
+  StoreCommitWord(rec, rec.seq);
+  rec.segment->live_records++;
+  KeyEntry& entry = ns->keys[impl->key];
+  if (impl->kind == WriteKind::kPut) MarkKeyDead(ns, &entry);
+  entry.records.push_back(std::move(rec));
+  entry.total_length += impl->length;
+  ns->records++;
+  ns->live_bytes += impl->length;
+  return Status::Ok();
+}
+
+Status LogStore::Commit(Reservation* r) {
+  if (r == nullptr || !r->valid()) {
+    return Status::InvalidArgument("commit of an empty reservation");
+  }
+  auto* impl = static_cast<LogReservation*>(r->impl());
+  if (impl->owner != this) return Status::InvalidArgument("reservation of another store");
+  if (impl->finished) return Status::FailedPrecondition("reservation already finished");
+  if (r->length() > 0) impl->segment->pool->medium->Persist(r->payload(), r->length());
+  Status s = FinishReservation(impl, /*committed=*/true);
+  r->Reset();
+  return s;
+}
+
+void LogStore::Abort(Reservation* r) {
+  if (r == nullptr || !r->valid()) return;
+  auto* impl = static_cast<LogReservation*>(r->impl());
+  if (impl->owner == this && !impl->finished) {
+    FinishReservation(impl, /*committed=*/false);
+  }
+  r->Reset();
+}
+
+StatusOr<ObjectView> LogStore::Get(const std::string& ns_name, const std::string& key) {
+  RPMP_RETURN_IF_ERROR(ValidateNames(ns_name, key));
+  NamespacePtr ns = FindNamespace(ns_name);
+  if (ns == nullptr) return KeyNotFound(ns_name, key);
+  std::lock_guard<std::mutex> lock(ns->mu);
+  auto it = ns->keys.find(key);
+  if (ns->deleted || it == ns->keys.end() || it->second.records.empty()) {
+    return KeyNotFound(ns_name, key);
+  }
+  ObjectView view;
+  view.total_length = it->second.total_length;
+  view.records.reserve(it->second.records.size());
+  const Segment* last_pinned = nullptr;
+  for (const RecordRef& rec : it->second.records) {
+    RecordInfo info;
+    info.tag = rec.tag;
+    info.length = rec.length;
+    info.crc = rec.crc;
+    info.pool = rec.segment->pool->index;
+    info.offset = rec.payload_offset;
+    info.data = rec.segment->pool->medium->base() + rec.payload_offset;
+    view.records.push_back(info);
+    if (rec.segment.get() != last_pinned) {
+      view.pins.push_back(rec.segment);
+      last_pinned = rec.segment.get();
+    }
+  }
+  return view;
+}
+
+Status LogStore::Delete(const std::string& ns_name, const std::string& key) {
+  RPMP_RETURN_IF_ERROR(ValidateNames(ns_name, key));
+  NamespacePtr ns = FindNamespace(ns_name);
+  if (ns == nullptr) return KeyNotFound(ns_name, key);
+  std::lock_guard<std::mutex> lock(ns->mu);
+  auto it = ns->keys.find(key);
+  if (ns->deleted || it == ns->keys.end() || it->second.records.empty()) {
+    return KeyNotFound(ns_name, key);
+  }
+  RPMP_ASSIGN_OR_RETURN(Placement place, TakeSpace(ns.get(), fmt::RecordSize(key.size(), 0),
+                                                   SpacePurpose::kTombstone));
+  WriteSpec tomb_spec;
+  tomb_spec.key = key;
+  WriteRecordHeader(place, fmt::kKindTombstone, tomb_spec);
+  RecordRef tomb;
+  tomb.segment = place.segment;
+  tomb.header_offset = place.record_offset;
+  tomb.seq = ++global_seq_;
+  StoreCommitWord(tomb, tomb.seq);  // the delete is now durable
+  tomb.segment->live_records++;
+  MarkKeyDead(ns.get(), &it->second);
+  ns->keys.erase(it);
+  MarkDead(ns.get(), tomb);  // nothing left for it to hide
+  return Status::Ok();
+}
+
+StatusOr<ListPage> LogStore::List(const std::string& ns_name, const std::string& start_after,
+                                  size_t max) {
+  RPMP_RETURN_IF_ERROR(ValidateNamespace(ns_name));
+  ListPage page;
+  NamespacePtr ns = FindNamespace(ns_name);
+  if (ns == nullptr) return page;
+  std::lock_guard<std::mutex> lock(ns->mu);
+  if (ns->deleted) return page;
+  auto it = ns->keys.upper_bound(start_after);
+  for (; it != ns->keys.end() && page.keys.size() < max; ++it) {
+    page.keys.push_back(KeyInfo{it->first, it->second.total_length,
+                                static_cast<uint32_t>(it->second.records.size())});
+  }
+  page.more = it != ns->keys.end();
+  return page;
+}
+
+Status LogStore::DeleteNamespace(const std::string& ns_name) {
+  RPMP_RETURN_IF_ERROR(ValidateNamespace(ns_name));
+  // Held throughout so no namespace of the same name is born while the deletion
+  // intent is recorded (recovery would delete its segments too).
+  std::lock_guard<std::mutex> map_lock(ns_map_mu_);
+  auto it = namespaces_.find(ns_name);
+  if (it == namespaces_.end()) return Status::NotFound("namespace '" + ns_name + "'");
+  NamespacePtr ns = it->second;
+  namespaces_.erase(it);
+  std::lock_guard<std::mutex> lock(ns->mu);
+  ns->deleted = true;
+  if (ns->segments.empty()) return Status::NotFound("namespace '" + ns_name + "'");
+  SetDeletingNamespace(ns_name);
+  ReclaimNamespace(ns.get());
+  SetDeletingNamespace("");
+  return Status::Ok();
+}
+
+}  // namespace rpmp

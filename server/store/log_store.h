@@ -1,0 +1,193 @@
+// LogStore: the log-structured Store over one Medium per pool. Written once; runs on
+// libpmemobj pools (OpenPmemStore) and on DRAM (NewMemStore). Implementation is split
+// over log_store.cc (records: reserve/commit/get/delete/list), log_store_space.cc
+// (segments, emergency reserve, reclaim, raw memory, stats) and log_store_recovery.cc
+// (open and recovery). Callers use it through the Store interface; open_store.cc and
+// tests construct it.
+//
+// Locks, in the order they may be taken: ns_map_mu_ -> Namespace::mu -> alloc_mu_;
+// raw_mu_ may be taken under alloc_mu_ and under nothing else.
+#pragma once
+
+#include <atomic>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <random>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "server/store/format.h"
+#include "server/store/medium.h"
+#include "server/store/reservation_impl.h"
+#include "server/store/store.h"
+
+namespace rpmp {
+namespace log_store_internal {
+
+struct PoolState {
+  uint32_t index = 0;
+  std::unique_ptr<Medium> medium;
+  std::atomic<uint64_t> used{0};  // bytes of segments, raw allocations and reserve
+  // Emergency reserve (guarded by LogStore::alloc_mu_).
+  bool has_reserve = false;
+  uint64_t reserve_offset = 0;
+  uint64_t reserve_size = 0;
+};
+
+// A segment in DRAM. Counters are guarded by the owning namespace's mutex. When the
+// last shared_ptr goes away and `reclaim` is set, the segment object is freed.
+struct Segment {
+  PoolState* pool = nullptr;
+  uint64_t offset = 0;    // of the segment object inside the pool
+  uint64_t size = 0;
+  uint64_t epoch = 0;
+  uint64_t sequence = 0;
+  uint64_t tail = 0;      // next free byte, relative to the segment start
+  uint64_t live_records = 0;
+  uint64_t pending = 0;   // reservations neither committed nor aborted
+  std::atomic<bool> reclaim{false};
+  ~Segment();
+  char* start() const { return pool->medium->base() + offset; }
+};
+using SegmentPtr = std::shared_ptr<Segment>;
+
+struct RecordRef {
+  SegmentPtr segment;
+  uint64_t header_offset = 0;   // inside the pool
+  uint64_t payload_offset = 0;  // inside the pool
+  uint64_t length = 0;
+  uint64_t tag = 0;
+  uint32_t crc = 0;
+  uint64_t seq = 0;
+};
+
+struct KeyEntry {
+  std::vector<RecordRef> records;
+  uint64_t total_length = 0;
+};
+
+struct Namespace {
+  explicit Namespace(std::string n) : name(std::move(n)) {}
+  const std::string name;
+  std::mutex mu;
+  bool deleted = false;
+  SegmentPtr active;
+  std::unordered_map<Segment*, SegmentPtr> segments;
+  std::map<std::string, KeyEntry> keys;
+  uint64_t records = 0;
+  uint64_t live_bytes = 0;
+};
+using NamespacePtr = std::shared_ptr<Namespace>;
+
+struct LogReservation : Reservation::Impl {
+  NamespacePtr ns;
+  SegmentPtr segment;
+  uint64_t header_offset = 0;
+  uint64_t payload_offset = 0;
+  WriteKind kind = WriteKind::kPut;
+  std::string key;
+  uint64_t tag = 0;
+  uint64_t length = 0;
+  uint32_t crc = 0;
+};
+
+// Where a new record goes.
+struct Placement {
+  SegmentPtr segment;
+  uint64_t record_offset = 0;  // inside the pool
+};
+
+enum class SpacePurpose { kData, kTombstone };
+
+}  // namespace log_store_internal
+
+class LogStore : public Store {
+ public:
+  // Opens (and recovers) a store over `media`, pool i = media[i].
+  static StatusOr<std::unique_ptr<LogStore>> Open(std::vector<std::unique_ptr<Medium>> media,
+                                                  uint64_t segment_size);
+  ~LogStore() override;
+
+  StatusOr<Reservation> Reserve(const WriteSpec& spec) override;
+  Status Commit(Reservation* r) override;
+  void Abort(Reservation* r) override;
+  StatusOr<ObjectView> Get(const std::string& ns, const std::string& key) override;
+  Status Delete(const std::string& ns, const std::string& key) override;
+  StatusOr<ListPage> List(const std::string& ns, const std::string& start_after,
+                          size_t max) override;
+  Status DeleteNamespace(const std::string& ns) override;
+  StatusOr<RawAddress> Alloc(uint64_t size) override;
+  Status Free(RawAddress addr) override;
+  StatusOr<char*> ResolveRaw(RawAddress addr, uint64_t len) override;
+  void PersistRaw(const char* p, uint64_t len) override;
+  StoreStats Stats() override;
+  std::vector<MemoryArea> Areas() override;
+  uint64_t NodeId() const override { return node_id_; }
+
+ private:
+  using Namespace = log_store_internal::Namespace;
+  using NamespacePtr = log_store_internal::NamespacePtr;
+  using Segment = log_store_internal::Segment;
+  using SegmentPtr = log_store_internal::SegmentPtr;
+  using PoolState = log_store_internal::PoolState;
+  using RecordRef = log_store_internal::RecordRef;
+  using KeyEntry = log_store_internal::KeyEntry;
+  using Placement = log_store_internal::Placement;
+  using SpacePurpose = log_store_internal::SpacePurpose;
+  struct Scanned;
+
+  explicit LogStore(uint64_t segment_size) : segment_size_(segment_size) {}
+
+  // log_store.cc
+  NamespacePtr FindNamespace(const std::string& name);
+  NamespacePtr FindOrCreateNamespace(const std::string& name);
+  store_format::RecordHeader* HeaderAt(const PoolState& pool, uint64_t offset) const;
+  uint64_t WriteRecordHeader(const Placement& place, uint8_t kind, const WriteSpec& spec);
+  void StoreCommitWord(const RecordRef& rec, uint64_t word);
+  void MarkDead(Namespace* ns, const RecordRef& rec);
+  void MarkKeyDead(Namespace* ns, KeyEntry* entry);
+  Status FinishReservation(log_store_internal::LogReservation* impl, bool committed);
+
+  // log_store_space.cc
+  StatusOr<Placement> TakeSpace(Namespace* ns, uint64_t record_size, SpacePurpose purpose);
+  StatusOr<SegmentPtr> AllocateSegment(const std::string& ns, uint64_t size,
+                                       SpacePurpose purpose);
+  StatusOr<SegmentPtr> AllocateFromReserve(const std::string& ns);
+  StatusOr<SegmentPtr> AllocateSegmentIn(PoolState* pool, const std::string& ns,
+                                         uint64_t size);
+  bool EnsureReserve(PoolState* pool);
+  std::vector<PoolState*> PoolsByFreeSpace();
+  void MaybeReclaim(Namespace* ns, const SegmentPtr& seg);
+  void ReclaimNamespace(Namespace* ns);
+  std::string NoSpaceMessage(uint64_t want);
+  uint64_t StandardSegmentObjectSize(const PoolState& pool) const;
+
+  // log_store_recovery.cc
+  Status InitRoot(PoolState* pool);
+  Status RecoverPool(PoolState* pool, std::vector<Scanned>* out);
+  void ScanSegment(const SegmentPtr& seg, const std::string& ns, std::vector<Scanned>* out);
+  void Replay(std::vector<Scanned>* scanned);
+  void FinishRecovery();
+  void RecoverRaw(PoolState* pool);
+  void RecoverReserve(PoolState* pool);
+  void SetDeletingNamespace(const std::string& ns);
+  std::string DeletingNamespace() const;
+
+  const uint64_t segment_size_;
+  uint64_t node_id_ = 0;
+  std::vector<std::unique_ptr<PoolState>> pools_;
+  std::atomic<uint64_t> global_seq_{0};
+  std::atomic<uint64_t> segment_seq_{0};
+
+  std::mutex ns_map_mu_;
+  std::map<std::string, NamespacePtr> namespaces_;
+  std::mutex alloc_mu_;
+  std::mt19937_64 rng_;   // segment epochs (guarded by alloc_mu_)
+  bool recovering_ = false;  // true while Open replays; suppresses reclaim
+  std::mutex raw_mu_;
+  std::vector<std::map<uint64_t, uint64_t>> raw_;  // per pool: usable offset -> size
+};
+
+}  // namespace rpmp

@@ -1,0 +1,274 @@
+// LogStore space management: taking room for records, allocating segments, the
+// per-pool emergency reserve that keeps deletes working in a full pool, freeing
+// segments without live records, raw allocations, and Stats/Areas.
+#include "server/store/log_store.h"
+
+#include <algorithm>
+#include <cstring>
+
+#include "common/log.h"
+
+namespace rpmp {
+
+namespace fmt = store_format;
+
+namespace log_store_internal {
+Segment::~Segment() {
+  if (!reclaim) return;
+  pool->medium->Free(offset);
+  pool->used -= size;
+}
+}  // namespace log_store_internal
+
+namespace {
+constexpr uint64_t kReserveMagic = 0x56525352504d5052ull;  // "RPMPRSRV"
+}  // namespace
+
+uint64_t LogStore::StandardSegmentObjectSize(const PoolState& pool) const {
+  return segment_size_ - pool.medium->allocation_overhead();
+}
+
+StatusOr<LogStore::Placement> LogStore::TakeSpace(Namespace* ns, uint64_t record_size,
+                                                  SpacePurpose purpose) {
+  auto take = [record_size](const SegmentPtr& seg) {
+    Placement place{seg, seg->offset + seg->tail};
+    seg->tail += record_size;
+    return place;
+  };
+  if (ns->active && ns->active->tail + record_size <= ns->active->size) {
+    return take(ns->active);
+  }
+  uint64_t needed = fmt::kSegmentHeaderSize + record_size;
+  uint64_t standard = StandardSegmentObjectSize(*pools_[0]);
+  if (needed > standard) {  // a dedicated segment; the active one stays active
+    RPMP_ASSIGN_OR_RETURN(SegmentPtr seg, AllocateSegment(ns->name, needed, purpose));
+    ns->segments[seg.get()] = seg;
+    return take(seg);
+  }
+  StatusOr<SegmentPtr> seg = AllocateSegment(ns->name, standard, purpose);
+  if (!seg.ok() && purpose == SpacePurpose::kTombstone) seg = AllocateFromReserve(ns->name);
+  if (!seg.ok()) return seg.status();
+  SegmentPtr old = ns->active;
+  ns->active = *seg;
+  ns->segments[ns->active.get()] = ns->active;
+  if (old) MaybeReclaim(ns, old);
+  return take(ns->active);
+}
+
+std::vector<LogStore::PoolState*> LogStore::PoolsByFreeSpace() {
+  std::vector<PoolState*> order;
+  for (auto& p : pools_) order.push_back(p.get());
+  auto free_of = [](const PoolState* p) {
+    uint64_t used = p->used;
+    return p->medium->capacity() > used ? p->medium->capacity() - used : 0;
+  };
+  std::stable_sort(order.begin(), order.end(),
+                   [&](const PoolState* a, const PoolState* b) { return free_of(a) > free_of(b); });
+  return order;
+}
+
+std::string LogStore::NoSpaceMessage(uint64_t want) {
+  std::string m = "no pool can hold " + std::to_string(want) + " more bytes:";
+  for (auto& p : pools_) {
+    uint64_t used = p->used;
+    uint64_t cap = p->medium->capacity();
+    m += " pool " + p->medium->path() + " has about " +
+         std::to_string(cap > used ? cap - used : 0) + " of " + std::to_string(cap) +
+         " bytes free;";
+  }
+  m += " delete keys or namespaces, or add a pool";
+  return m;
+}
+
+StatusOr<LogStore::SegmentPtr> LogStore::AllocateSegmentIn(PoolState* pool,
+                                                           const std::string& ns,
+                                                           uint64_t size) {
+  fmt::SegmentHeader h{};
+  h.magic = fmt::kSegmentMagic;
+  h.epoch = 0;
+  while (h.epoch == 0) h.epoch = rng_();
+  h.sequence = ++segment_seq_;
+  h.size = size;
+  h.state = 0;
+  h.ns_length = static_cast<uint16_t>(ns.size());
+  std::memcpy(h.ns, ns.data(), ns.size());
+  h.header_crc = fmt::SegmentHeaderCrc(h);
+  RPMP_ASSIGN_OR_RETURN(uint64_t offset,
+                        pool->medium->Allocate(fmt::kSegmentType, size, &h, sizeof(h)));
+  pool->used += size;
+  auto seg = std::make_shared<Segment>();
+  seg->pool = pool;
+  seg->offset = offset;
+  seg->size = size;
+  seg->epoch = h.epoch;
+  seg->sequence = h.sequence;
+  seg->tail = fmt::kSegmentHeaderSize;
+  return seg;
+}
+
+StatusOr<LogStore::SegmentPtr> LogStore::AllocateSegment(const std::string& ns,
+                                                         uint64_t size,
+                                                         SpacePurpose purpose) {
+  std::lock_guard<std::mutex> lock(alloc_mu_);
+  for (PoolState* pool : PoolsByFreeSpace()) {
+    if (purpose == SpacePurpose::kData && !EnsureReserve(pool)) continue;
+    StatusOr<SegmentPtr> seg = AllocateSegmentIn(pool, ns, size);
+    if (seg.ok()) return seg;
+  }
+  return Status::NoSpace(NoSpaceMessage(size));
+}
+
+StatusOr<LogStore::SegmentPtr> LogStore::AllocateFromReserve(const std::string& ns) {
+  std::lock_guard<std::mutex> lock(alloc_mu_);
+  for (auto& p : pools_) {
+    PoolState* pool = p.get();
+    if (!pool->has_reserve) continue;
+    pool->medium->Free(pool->reserve_offset);
+    pool->used -= pool->reserve_size;
+    pool->has_reserve = false;
+    RPMP_LOG_WARN("pool %s is full; using its emergency reserve for a delete",
+                  pool->medium->path().c_str());
+    // Exactly the reserve's size, so the allocator can reuse the very same space.
+    StatusOr<SegmentPtr> seg = AllocateSegmentIn(pool, ns, pool->reserve_size);
+    if (seg.ok()) return seg;
+  }
+  return Status::NoSpace("cannot record a delete: every pool is full and no emergency "
+                         "reserve is left; " + NoSpaceMessage(fmt::kSegmentHeaderSize));
+}
+
+bool LogStore::EnsureReserve(PoolState* pool) {
+  if (pool->has_reserve) return true;
+  uint64_t header[2] = {kReserveMagic, pool->reserve_size};
+  StatusOr<uint64_t> offset =
+      pool->medium->Allocate(fmt::kReserveType, pool->reserve_size, header, sizeof(header));
+  if (!offset.ok()) return false;
+  pool->reserve_offset = *offset;
+  pool->has_reserve = true;
+  pool->used += pool->reserve_size;
+  return true;
+}
+
+void LogStore::MaybeReclaim(Namespace* ns, const SegmentPtr& seg) {
+  if (recovering_ || ns->deleted || seg == ns->active) return;
+  if (seg->live_records > 0 || seg->pending > 0) return;
+  seg->reclaim = true;  // freed when the last pin or reservation lets go
+  ns->segments.erase(seg.get());
+}
+
+void LogStore::ReclaimNamespace(Namespace* ns) {
+  for (auto& [raw, seg] : ns->segments) {
+    auto* h = reinterpret_cast<fmt::SegmentHeader*>(seg->start());
+    h->state = fmt::kSegmentDeleted;
+    seg->pool->medium->Persist(&h->state, sizeof(h->state));
+    seg->reclaim = true;
+  }
+  ns->segments.clear();
+  ns->active.reset();
+  ns->keys.clear();
+  ns->records = 0;
+  ns->live_bytes = 0;
+}
+
+StatusOr<RawAddress> LogStore::Alloc(uint64_t size) {
+  if (size == 0) return Status::InvalidArgument("raw allocation of 0 bytes");
+  fmt::RawHeader h{};
+  h.magic = fmt::kRawMagic;
+  h.size = size;
+  std::lock_guard<std::mutex> lock(alloc_mu_);
+  for (PoolState* pool : PoolsByFreeSpace()) {
+    if (!EnsureReserve(pool)) continue;
+    StatusOr<uint64_t> offset =
+        pool->medium->Allocate(fmt::kRawType, fmt::kRawHeaderSize + size, &h, sizeof(h));
+    if (!offset.ok()) continue;
+    pool->used += fmt::kRawHeaderSize + size;
+    uint64_t start = *offset + fmt::kRawHeaderSize;
+    std::lock_guard<std::mutex> raw_lock(raw_mu_);
+    raw_[pool->index][start] = size;
+    return RawAddress{pool->index, start};
+  }
+  return Status::NoSpace(NoSpaceMessage(size));
+}
+
+Status LogStore::Free(RawAddress addr) {
+  std::lock_guard<std::mutex> lock(raw_mu_);
+  auto not_found = Status::NotFound("no raw allocation starts at pool " +
+                                    std::to_string(addr.pool) + " offset " +
+                                    std::to_string(addr.offset));
+  if (addr.pool >= pools_.size()) return not_found;
+  auto it = raw_[addr.pool].find(addr.offset);
+  if (it == raw_[addr.pool].end()) return not_found;
+  PoolState* pool = pools_[addr.pool].get();
+  pool->medium->Free(addr.offset - fmt::kRawHeaderSize);
+  pool->used -= fmt::kRawHeaderSize + it->second;
+  raw_[addr.pool].erase(it);
+  return Status::Ok();
+}
+
+StatusOr<char*> LogStore::ResolveRaw(RawAddress addr, uint64_t len) {
+  std::lock_guard<std::mutex> lock(raw_mu_);
+  auto not_found = Status::NotFound("no raw allocation holds pool " +
+                                    std::to_string(addr.pool) + " offset " +
+                                    std::to_string(addr.offset));
+  if (addr.pool >= pools_.size()) return not_found;
+  const auto& allocations = raw_[addr.pool];
+  auto it = allocations.upper_bound(addr.offset);
+  if (it == allocations.begin()) return not_found;
+  --it;
+  uint64_t end = it->first + it->second;
+  if (addr.offset >= end) return not_found;
+  if (len > end - addr.offset) {
+    return Status::OutOfRange("range of " + std::to_string(len) + " bytes at offset " +
+                              std::to_string(addr.offset) + " runs past the end of its "
+                              "allocation (" + std::to_string(end - addr.offset) +
+                              " bytes left)");
+  }
+  return pools_[addr.pool]->medium->base() + addr.offset;
+}
+
+void LogStore::PersistRaw(const char* p, uint64_t len) {
+  for (auto& pool : pools_) {
+    const char* base = pool->medium->base();
+    if (p >= base && p < base + pool->medium->capacity()) {
+      pool->medium->Persist(p, len);
+      return;
+    }
+  }
+}
+
+StoreStats LogStore::Stats() {
+  StoreStats stats;
+  stats.node_id = node_id_;
+  for (auto& p : pools_) {
+    PoolStats ps;
+    ps.path = p->medium->path();
+    ps.medium = p->medium->promise();
+    ps.capacity = p->medium->capacity();
+    ps.used = std::min<uint64_t>(p->used, ps.capacity);
+    ps.free = ps.capacity - ps.used;
+    stats.pools.push_back(ps);
+  }
+  std::vector<NamespacePtr> all;
+  {
+    std::lock_guard<std::mutex> lock(ns_map_mu_);
+    for (auto& [name, ns] : namespaces_) all.push_back(ns);
+  }
+  for (auto& ns : all) {
+    std::lock_guard<std::mutex> lock(ns->mu);
+    if (ns->deleted || ns->segments.empty()) continue;
+    stats.namespaces++;
+    stats.keys += ns->keys.size();
+    stats.records += ns->records;
+    stats.live_bytes += ns->live_bytes;
+  }
+  return stats;
+}
+
+std::vector<MemoryArea> LogStore::Areas() {
+  std::vector<MemoryArea> areas;
+  for (auto& p : pools_) {
+    areas.push_back(MemoryArea{p->index, p->medium->base(), p->medium->capacity()});
+  }
+  return areas;
+}
+
+}  // namespace rpmp
