@@ -18,7 +18,7 @@ import org.junit.jupiter.api.Test;
 class RpmpFailureTest {
   @Test
   void fullPoolGivesNoSpaceAndReadsStillWork() throws Exception {
-    try (RpmpServerProcess server = RpmpServerProcess.start("32M");
+    try (RpmpServerProcess server = RpmpServerProcess.start("32M", "4M");
         RpmpClient client =
             RpmpClient.connect(
                 server.address(), RpmpClientOptions.defaults().timeout(Duration.ofSeconds(10)))) {
@@ -46,7 +46,7 @@ class RpmpFailureTest {
   @Test
   void killedServerFailsWithinTimeout() throws Exception {
     Duration timeout = Duration.ofSeconds(3);
-    try (RpmpServerProcess server = RpmpServerProcess.start("64M");
+    try (RpmpServerProcess server = RpmpServerProcess.start("64M", "4M");
         RpmpClient client =
             RpmpClient.connect(server.address(), RpmpClientOptions.defaults().timeout(timeout))) {
       client.put("kill", "k", new byte[] {1, 2, 3});

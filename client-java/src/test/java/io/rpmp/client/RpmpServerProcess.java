@@ -29,8 +29,14 @@ final class RpmpServerProcess implements AutoCloseable {
     this.logFile = logFile;
   }
 
-  /** Starts a server with a pool of the given size (e.g. "1G", "32M") and waits for it. */
+  /** Starts a server with a pool of the given size (e.g. "1G") and waits for it. */
   static RpmpServerProcess start(String poolSize) throws IOException, InterruptedException {
+    return start(poolSize, "64M");
+  }
+
+  /** Same, with the store's segment size (small pools need small segments). */
+  static RpmpServerProcess start(String poolSize, String segmentSize)
+      throws IOException, InterruptedException {
     Path binary = serverBinary();
     int port = freePort();
     Path pool =
@@ -40,7 +46,13 @@ final class RpmpServerProcess implements AutoCloseable {
     Path log = Files.createTempFile("rpmp-server-", ".log");
     ProcessBuilder pb =
         new ProcessBuilder(
-            binary.toString(), "--listen", "127.0.0.1:" + port, "--pool", pool + ":" + poolSize);
+            binary.toString(),
+            "--listen",
+            "127.0.0.1:" + port,
+            "--pool",
+            pool + ":" + poolSize,
+            "--segment-size",
+            segmentSize);
     pb.redirectErrorStream(true).redirectOutput(log.toFile());
     pb.environment().put("PMEM_IS_PMEM_FORCE", "0");
     Process p = pb.start();
