@@ -1,6 +1,7 @@
 // Loads librpmp_jni.so once per JVM: from the file named by system property
 // rpmp.jni.library when set, else from the jar resource /native/<platform>/, extracted
-// to a temporary file. Called by RpmpClient before any native method.
+// to a temporary file. librpmp_jni_preload.so (see preload.cc: keeps the JVM's signal
+// handlers) is loaded just before it. Called by RpmpClient before any native method.
 package io.rpmp.client;
 
 import java.io.IOException;
@@ -16,6 +17,7 @@ public final class NativeLoader {
   public static final String SUPPORTED_PLATFORM = "linux-x86_64";
 
   static final String LIBRARY_FILE = "librpmp_jni.so";
+  static final String PRELOAD_FILE = "librpmp_jni_preload.so";
   private static boolean loaded;
 
   private NativeLoader() {}
@@ -27,12 +29,28 @@ public final class NativeLoader {
     }
     String explicit = System.getProperty("rpmp.jni.library");
     if (explicit != null && !explicit.isEmpty()) {
-      System.load(Path.of(explicit).toAbsolutePath().toString());
+      Path lib = Path.of(explicit).toAbsolutePath();
+      Path preload = lib.resolveSibling(PRELOAD_FILE);
+      if (Files.exists(preload)) {
+        System.load(preload.toString());
+      }
+      System.load(lib.toString());
       loaded = true;
       return;
     }
     String platform = currentPlatform();
     String resource = resourceFor(platform);
+    String preloadResource = "/native/" + platform + "/" + PRELOAD_FILE;
+    try (InputStream preload = NativeLoader.class.getResourceAsStream(preloadResource)) {
+      if (preload != null) {
+        System.load(extract(preload, "librpmp_jni_preload-").toString());
+      }
+    } catch (IOException e) {
+      UnsatisfiedLinkError err =
+          new UnsatisfiedLinkError("librpmp_jni: cannot extract " + preloadResource + ": " + e);
+      err.initCause(e);
+      throw err;
+    }
     try (InputStream in = NativeLoader.class.getResourceAsStream(resource)) {
       if (in == null) {
         throw new UnsatisfiedLinkError(
@@ -40,10 +58,7 @@ public final class NativeLoader {
                 + resource + " is missing); this jar was built for '" + SUPPORTED_PLATFORM
                 + "'");
       }
-      Path tmp = Files.createTempFile("librpmp_jni-", ".so");
-      tmp.toFile().deleteOnExit();
-      Files.copy(in, tmp, StandardCopyOption.REPLACE_EXISTING);
-      System.load(tmp.toAbsolutePath().toString());
+      System.load(extract(in, "librpmp_jni-").toString());
       loaded = true;
     } catch (IOException e) {
       UnsatisfiedLinkError err =
@@ -51,6 +66,13 @@ public final class NativeLoader {
       err.initCause(e);
       throw err;
     }
+  }
+
+  private static Path extract(InputStream in, String prefix) throws IOException {
+    Path tmp = Files.createTempFile(prefix, ".so");
+    tmp.toFile().deleteOnExit();
+    Files.copy(in, tmp, StandardCopyOption.REPLACE_EXISTING);
+    return tmp.toAbsolutePath();
   }
 
   /** "os-arch" of this JVM in the jar's naming, e.g. linux-x86_64, mac-aarch64. */

@@ -15,7 +15,7 @@ import org.apache.spark.internal.Logging
 import org.apache.spark.shuffle._
 import org.apache.spark.shuffle.sort.SortShuffleManager
 
-private[spark] class RpmpShuffleManager(conf: SparkConf, isDriver: Boolean)
+class RpmpShuffleManager(conf: SparkConf, isDriver: Boolean)
   extends ShuffleManager with Logging {
 
   def this(conf: SparkConf) = this(conf, false)

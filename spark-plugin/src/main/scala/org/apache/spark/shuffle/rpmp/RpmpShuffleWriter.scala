@@ -116,13 +116,16 @@ private[spark] class RpmpShuffleWriter[K, V, C](
 private[spark] object RpmpShuffleWriter {
   /**
    * The MapStatus location of a map output stored in RPMP. The host and port are the RPMP server's
-   * (the data lives there); the executor id is unique per map attempt, "rpmp-<mapId>", so that
-   *  - losing an executor never unregisters it (DAGScheduler removes outputs by executor id), and
-   *  - a FetchFailed naming it makes the DAGScheduler drop just this map output, not every output
-   *    in RPMP (it removes all outputs of the failing location's executor id).
+   * (the data lives there); the executor id names the shuffle, "rpmp-shuffle-<shuffleId>", and no
+   * real executor, so that
+   *  - losing an executor never unregisters RPMP outputs (the DAGScheduler removes outputs by the
+   *    lost executor's id, or by a lost Standalone worker's host), and
+   *  - a FetchFailed (data missing in RPMP) makes the DAGScheduler drop every output of this one
+   *    shuffle (it removes all outputs of the failing location's executor id), so the map stage
+   *    is recomputed in one go rather than one map per stage attempt.
    */
   def location(coords: RpmpShuffleCoordinates, mapId: Long): BlockManagerId = {
     val (host, port) = RpmpConf.checkHostPort(coords.servers.head)
-    BlockManagerId(s"rpmp-$mapId", host, port)
+    BlockManagerId(s"rpmp-shuffle-${coords.shuffleId}", host, port)
   }
 }
