@@ -111,22 +111,25 @@ size_t EncodeRequest(const Request& r, char* buf, size_t cap) {
 
 Status DecodeHeader(const char* buf, size_t len, Header* h) {
   if (len < kHeaderSize) return Bad("shorter than the 32-byte header");
-  if (len > kMaxFrame) return Bad("longer than the 64 KiB frame limit");
+  // Every field is read before any is judged, so a caller can still answer a frame
+  // whose header names its session even when the frame is refused.
   ByteReader rd(buf, len);
-  if (rd.U32() != kMagic) return Bad("bad magic");
+  uint32_t magic = rd.U32();
   h->version = rd.U8();
-  if (h->version != kVersion)
-    return Status::InvalidArgument("unsupported protocol version " + std::to_string(h->version) +
-                                   " (this peer speaks 1)");
   uint8_t op = rd.U8();
-  if (!ValidOp(op)) return Bad(("unknown op " + std::to_string(op)).c_str());
   h->op = static_cast<Op>(op);
   h->flags = rd.U16();
   h->frame_length = rd.U32();
-  if (h->frame_length != len) return Bad("frame length field does not match the bytes received");
   h->session = rd.U32();
   h->request_id = rd.U64();
   h->status = rd.U16();
+  if (magic != kMagic) return Bad("bad magic");
+  if (len > kMaxFrame) return Bad("longer than the 64 KiB frame limit");
+  if (h->version != kVersion)
+    return Status::InvalidArgument("unsupported protocol version " + std::to_string(h->version) +
+                                   " (this peer speaks 1)");
+  if (!ValidOp(op)) return Bad(("unknown op " + std::to_string(op)).c_str());
+  if (h->frame_length != len) return Bad("frame length field does not match the bytes received");
   return Status::Ok();
 }
 
@@ -223,7 +226,13 @@ size_t EncodeResponse(const Response& r, char* buf, size_t cap) {
 }
 
 Status DecodeResponse(const char* buf, size_t len, Response* r) {
-  RPMP_RETURN_IF_ERROR(DecodeHeader(buf, len, &r->h));
+  Status hs = DecodeHeader(buf, len, &r->h);
+  // An error reply may echo an op this peer does not know (it answers a frame that
+  // named one); anything else wrong with the header is fatal.
+  bool unknown_op_error = !hs.ok() && len >= kHeaderSize && ByteReader(buf, 4).U32() == kMagic &&
+                          r->h.status != 0 && !ValidOp(static_cast<uint8_t>(r->h.op)) &&
+                          r->h.version == kVersion && r->h.frame_length == len && len <= kMaxFrame;
+  if (!hs.ok() && !unknown_op_error) return hs;
   if (!(r->h.flags & kFlagResponse)) return Bad("a request where a response was expected");
   ByteReader rd(buf + kHeaderSize, len - kHeaderSize);
   r->message = std::string(rd.Str(kMaxMessage));

@@ -3,6 +3,7 @@
 #include "server/server.h"
 
 #include <chrono>
+#include <cstring>
 
 #include "common/config_util.h"
 #include "common/log.h"
@@ -125,16 +126,16 @@ void Server::OnRequest(Slot* s, size_t len) {
   if (!st.ok()) {
     counters_.malformed.fetch_add(1, std::memory_order_relaxed);
     wire::Header h;
-    // A frame whose header names a known session still gets an error reply.
-    if (wire::DecodeHeader(s->recv_buf, len, &h).ok() || len >= wire::kHeaderSize) {
+    wire::DecodeHeader(s->recv_buf, len, &h);  // fields are filled even when refused
+    uint32_t magic = 0;
+    if (len >= 4) std::memcpy(&magic, s->recv_buf, 4);
+    auto it = sessions_.find(h.session);
+    if (magic == wire::kMagic && it != sessions_.end()) {  // a known peer: tell it why
       s->req.h = h;
-      auto it = sessions_.find(h.session);
-      if (it != sessions_.end() && h.op != wire::Op::kHello) {
-        s->peer = it->second;
-        s->has_peer = true;
-        ReplyError(s, st);
-        return;
-      }
+      s->peer = it->second;
+      s->has_peer = true;
+      ReplyError(s, st);
+      return;
     }
     RPMP_LOG_DEBUG("dropped malformed frame of %zu bytes: %s", len, st.ToString().c_str());
     Recycle(s);

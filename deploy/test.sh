@@ -1,0 +1,29 @@
+#!/usr/bin/env bash
+# The README's second command: installs what is missing, builds, and runs every test
+# (unit and integration, ctest), then the same tests under ASan/UBSan, then a short
+# libFuzzer run of the wire decoder. Exits non-zero on the first failure.
+# Usage: deploy/test.sh [--quick]     (--quick: skip the sanitizer build and fuzzing)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+quick=0
+[ "${1:-}" = "--quick" ] && quick=1
+
+deploy/install-deps.sh
+echo "== build (RelWithDebInfo)"
+BUILD_DIR=build deploy/build.sh
+echo "== tests"
+ctest --test-dir build --output-on-failure -j 2 --timeout 600
+
+if [ "$quick" -eq 0 ]; then
+  echo "== build with AddressSanitizer + UndefinedBehaviorSanitizer"
+  BUILD_DIR=build-asan BUILD_TYPE=Debug deploy/build.sh -DRPMP_SANITIZE=ON
+  echo "== tests under ASan/UBSan"
+  ASAN_OPTIONS=detect_leaks=0:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+    ctest --test-dir build-asan --output-on-failure -j 2 --timeout 900
+  echo "== fuzz the wire decoder (libFuzzer, 60 s)"
+  CC=clang CXX=clang++ BUILD_DIR=build-fuzz deploy/build.sh -DRPMP_FUZZ=ON
+  mkdir -p build-fuzz/corpus
+  build-fuzz/bin/wire_fuzz -max_total_time=60 -max_len=70000 -print_final_stats=1 build-fuzz/corpus \
+    2>&1 | tail -n 12
+fi
+echo "== all tests passed"

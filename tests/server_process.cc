@@ -1,0 +1,126 @@
+// Implementation of ServerProcess and RunTool for integration tests.
+#include "tests/server_process.h"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+
+#include "tests/test_util.h"
+
+namespace rpmp::testing {
+namespace {
+
+std::vector<char*> CArgs(std::vector<std::string>& v) {
+  std::vector<char*> out;
+  for (std::string& s : v) out.push_back(s.data());
+  out.push_back(nullptr);
+  return out;
+}
+
+std::string ReadFile(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+}  // namespace
+
+std::string BinDir() {
+  const char* d = std::getenv("RPMP_BIN_DIR");
+  return d != nullptr ? d : "./bin";
+}
+
+ServerProcess::ServerProcess(const std::string& pool_size, std::vector<std::string> extra_args)
+    : pool_(TempPath("server.pool")),
+      pool_size_(pool_size),
+      log_path_(TempPath("server.log")),
+      extra_(std::move(extra_args)),
+      port_(FreePort()) {}
+
+ServerProcess::~ServerProcess() {
+  if (pid_ > 0) Kill(SIGKILL);
+  std::remove(pool_.c_str());
+  std::remove(log_path_.c_str());
+}
+
+bool ServerProcess::Start() {
+  int out[2];
+  if (pipe(out) != 0) return false;
+  std::vector<std::string> args = {BinDir() + "/rpmp-server", "--listen", address(), "--pool",
+                                   pool_ + ":" + pool_size_};
+  args.insert(args.end(), extra_.begin(), extra_.end());
+  pid_ = fork();
+  if (pid_ == 0) {
+    dup2(out[1], 1);
+    int log = open(log_path_.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
+    dup2(log, 2);
+    close(out[0]);
+    std::vector<char*> argv = CArgs(args);
+    execv(argv[0], argv.data());
+    _exit(127);
+  }
+  close(out[1]);
+  std::string seen;
+  auto until = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+  bool ready = false;
+  while (!ready && std::chrono::steady_clock::now() < until) {
+    pollfd p{out[0], POLLIN, 0};
+    if (poll(&p, 1, 1000) <= 0) continue;
+    char buf[256];
+    ssize_t n = read(out[0], buf, sizeof(buf));
+    if (n <= 0) break;  // the server exited
+    seen.append(buf, static_cast<size_t>(n));
+    ready = seen.find("rpmp-server ready") != std::string::npos;
+  }
+  close(out[0]);
+  if (!ready && pid_ > 0) Kill(SIGKILL);
+  return ready;
+}
+
+int ServerProcess::Kill(int sig) {
+  if (pid_ <= 0) return -1;
+  kill(pid_, sig);
+  int status = 0;
+  waitpid(pid_, &status, 0);
+  pid_ = -1;
+  return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+std::string ServerProcess::Log() const { return ReadFile(log_path_); }
+
+int RunTool(const std::vector<std::string>& argv_in, const std::string& input, std::string* out,
+            std::string* err) {
+  std::vector<std::string> argv = argv_in;
+  if (argv[0].find('/') == std::string::npos) argv[0] = BinDir() + "/" + argv[0];
+  std::string in_path = TempPath("tool.in"), out_path = TempPath("tool.out"),
+              err_path = TempPath("tool.err");
+  std::ofstream(in_path, std::ios::binary) << input;
+  pid_t pid = fork();
+  if (pid == 0) {
+    int i = open(in_path.c_str(), O_RDONLY);
+    int o = open(out_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    int e = open(err_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    dup2(i, 0);
+    dup2(o, 1);
+    dup2(e, 2);
+    std::vector<char*> a = CArgs(argv);
+    execv(a[0], a.data());
+    _exit(127);
+  }
+  int status = 0;
+  waitpid(pid, &status, 0);
+  if (out) *out = ReadFile(out_path);
+  if (err) *err = ReadFile(err_path);
+  for (auto& p : {in_path, out_path, err_path}) std::remove(p.c_str());
+  return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+}  // namespace rpmp::testing

@@ -1,0 +1,49 @@
+// ServerProcess: a real rpmp-server child process for integration tests, on a free
+// loopback port with its pool under /dev/shm. Start() waits for the server's "ready"
+// line (no sleeps); Kill() sends any signal (SIGKILL to crash it, SIGTERM to stop it);
+// Restart() starts it again on the same port and pool. The pool file is removed when
+// the object is destroyed. Tests only.
+#pragma once
+
+#include <signal.h>
+#include <sys/types.h>
+
+#include <string>
+#include <vector>
+
+namespace rpmp::testing {
+
+// <build>/bin from RPMP_BIN_DIR (set by ctest), for the daemons and tools.
+std::string BinDir();
+
+class ServerProcess {
+ public:
+  explicit ServerProcess(const std::string& pool_size = "256m",
+                         std::vector<std::string> extra_args = {});
+  ~ServerProcess();
+
+  // Starts and waits up to 30 s for readiness; false (with stderr kept) on failure.
+  bool Start();
+  // Sends sig and reaps the process; returns its exit status (or 128+signal).
+  int Kill(int sig);
+  bool Restart() { return Start(); }
+  bool Running() const { return pid_ > 0; }
+
+  std::string address() const { return "127.0.0.1:" + std::to_string(port_); }
+  const std::string& pool_path() const { return pool_; }
+  // What the server wrote to stderr so far (its log).
+  std::string Log() const;
+
+ private:
+  std::string pool_, pool_size_, log_path_;
+  std::vector<std::string> extra_;
+  int port_;
+  pid_t pid_ = -1;
+};
+
+// Runs a command (argv[0] looked up in BinDir() when it has no '/'), feeding `input`
+// to stdin; returns its exit status and fills *out / *err.
+int RunTool(const std::vector<std::string>& argv, const std::string& input, std::string* out,
+            std::string* err);
+
+}  // namespace rpmp::testing
