@@ -49,12 +49,19 @@ echo "== Spark sort shuffle"
 grep -q "Shuffle .* stored in RPMP namespace" "$work/rpmp.log" \
   || { echo "RPMP run did not use RPMP"; exit 1; }
 passed=0 failed=0
-for check in $("$python_bin" -c 'import json,sys; print(" ".join(sorted(json.load(open(sys.argv[1])))))' "$work/sort.json"); do
+for check in $("$python_bin" -c 'import json,sys; print(" ".join(k for k in sorted(json.load(open(sys.argv[1]))) if "executor" not in k))' "$work/sort.json"); do
   a=$("$python_bin" -c 'import json,sys; print(json.load(open(sys.argv[1])).get(sys.argv[2]))' "$work/rpmp.json" "$check")
   b=$("$python_bin" -c 'import json,sys; print(json.load(open(sys.argv[1])).get(sys.argv[2]))' "$work/sort.json" "$check")
   if [[ "$a" == "$b" ]]; then echo "ok   $check"; passed=$((passed+1));
   else echo "FAIL $check: rpmp=$a sort=$b"; failed=$((failed+1)); fi
 done
+# Executor loss: RPMP keeps map outputs (no map task reruns); sort shuffle must rerun them.
+value() { "$python_bin" -c 'import json,sys; print(json.load(open(sys.argv[1]))[sys.argv[2]])' "$1" "$2"; }
+rpmp_rerun=$(value "$work/rpmp.json" map_tasks_rerun_after_executor_loss)
+sort_rerun=$(value "$work/sort.json" map_tasks_rerun_after_executor_loss)
+echo "map tasks rerun after killing $(value "$work/rpmp.json" executors_killed) executors: rpmp=$rpmp_rerun sort=$sort_rerun"
+if [[ "$rpmp_rerun" == 0 ]]; then echo "ok   executor loss keeps RPMP map outputs"; passed=$((passed+1));
+else echo "FAIL executor loss made RPMP rerun $rpmp_rerun map tasks"; failed=$((failed+1)); fi
 echo "logs in $work"
 echo "$passed passed, $failed failed"
 [[ $failed -eq 0 ]]

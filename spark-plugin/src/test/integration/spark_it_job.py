@@ -3,7 +3,10 @@
 # its results as JSON so the two can be compared. Usage: spark_it_job.py OUT.json
 import hashlib
 import json
+import os
+import signal
 import sys
+import time
 
 from pyspark.sql import SparkSession
 from pyspark.sql import functions as F
@@ -14,6 +17,44 @@ def digest(rows):
     for r in rows:
         h.update(repr(r).encode())
     return h.hexdigest()
+
+
+def executor_pid(_):
+    """In a task: pid of the executor JVM (python worker -> daemon -> JVM)."""
+    pid = os.getpid()
+    for _ in range(4):
+        with open("/proc/%d/cmdline" % pid, "rb") as f:
+            if b"CoarseGrainedExecutorBackend" in f.read():
+                return [pid]
+        with open("/proc/%d/stat" % pid) as f:
+            pid = int(f.read().rsplit(")", 1)[1].split()[1])
+    return []
+
+
+def map_tasks_rerun_after_executor_loss(sc):
+    """Kills every executor after a shuffle's map stage; counts map tasks the next job reruns."""
+    rdd = sc.parallelize(range(50000), 4).map(lambda i: (i % 101, 1)).reduceByKey(
+        lambda a, b: a + b, 4)
+    first = sorted(rdd.collect())
+    pids = set(sc.parallelize(range(16), 16).flatMap(executor_pid).collect())
+    for pid in pids:
+        os.kill(pid, signal.SIGKILL)
+    # Wait until the driver has noticed the loss and replacement executors registered.
+    time.sleep(5)
+    deadline = time.time() + 120
+    while len(sc.statusTracker().getExecutorInfos()) < 3 and time.time() < deadline:
+        time.sleep(1)
+    sc.setJobGroup("after-executor-loss", "after-executor-loss")
+    second = sorted(rdd.collect())
+    assert first == second, "result changed after executor loss"
+    tasks = 0
+    for job_id in sc.statusTracker().getJobIdsForGroup("after-executor-loss"):
+        for stage_id in sc.statusTracker().getJobInfo(job_id).stageIds:
+            info = sc.statusTracker().getStageInfo(stage_id)
+            if info is not None and info.numTasks == 4 and info.name.startswith("reduceByKey"):
+                tasks += info.numCompletedTasks
+    sc.setJobGroup(None, None)
+    return tasks, len(pids)
 
 
 def main(out_path):
@@ -44,6 +85,10 @@ def main(out_path):
                 F.max("payload").alias("maxp"))
            .orderBy("g").collect())
     results["dataframe_join_agg"] = digest([tuple(r) for r in agg])
+
+    rerun, killed = map_tasks_rerun_after_executor_loss(sc)
+    results["executors_killed"] = killed
+    results["map_tasks_rerun_after_executor_loss"] = rerun
 
     with open(out_path, "w") as f:
         json.dump(results, f, indent=1, sort_keys=True)
