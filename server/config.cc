@@ -54,9 +54,9 @@ Status LoadServerConfigFile(const std::string& path, ServerConfig* c) {
   }
   try {
     if (!root.IsMap()) return Status::InvalidArgument("config file '" + path + "' is not a YAML map");
-    for (auto it = root.begin(); it != root.end(); ++it) {
-      std::string k = it->first.as<std::string>();
-      const YAML::Node& v = it->second;
+    for (const auto& entry : root) {  // copies: yaml-cpp iterators yield temporaries
+      std::string k = entry.first.as<std::string>();
+      YAML::Node v = entry.second;
       if (k == "listen") c->listen = v.as<std::string>();
       else if (k == "provider") c->provider = v.as<std::string>();
       else if (k == "segment_size") { RPMP_ASSIGN_OR_RETURN(c->segment_size, ParseSize(v.as<std::string>())); }

@@ -17,7 +17,9 @@
 #include <rdma/fi_domain.h>
 
 #include <cstdint>
+#include <atomic>
 #include <deque>
+#include <thread>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -116,7 +118,9 @@ class Fabric {
   // Drives progress and returns up to `max` completions (0 when none) without blocking.
   int Poll(Completion* out, int max);
   // Like Poll, but blocks up to timeout_ms for the first completion when the provider
-  // has a wait object; otherwise polls for that long.
+  // has a wait object; otherwise polls for that long. One thread should do all the
+  // waiting (the progress thread): posts from other threads wake it, because with
+  // manual-progress providers an operation moves only while someone drives the CQ.
   int Wait(Completion* out, int max, int timeout_ms);
 
   const ProviderTraits& traits() const { return *traits_; }
@@ -139,6 +143,8 @@ class Fabric {
   Status PostOrDefer(const Deferred& d);
   void RetryDeferred();
   int ReadCq(Completion* out, int max);
+  // Interrupts a Wait() in progress on another thread, so it drives what was posted.
+  void WakeIfNotWaiter();
 
   const ProviderTraits* traits_ = nullptr;
   fi_info* info_ = nullptr;
@@ -150,6 +156,8 @@ class Fabric {
   uint64_t mr_mode_ = 0;
   uint64_t next_key_ = 1;
   int wait_fd_ = -1;
+  int event_fd_ = -1;                      // kicks the waiting thread
+  std::atomic<std::thread::id> waiter_{};  // the thread that calls Wait()
   std::mutex mu_;  // guards deferred_, failed_ and next_key_
   std::deque<Deferred> deferred_;
   std::deque<Completion> failed_;  // deferred posts the provider refused

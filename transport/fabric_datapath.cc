@@ -5,7 +5,11 @@
 #include <rdma/fi_errno.h>
 #include <rdma/fi_rma.h>
 
+#include <sys/eventfd.h>
+#include <unistd.h>
+
 #include <chrono>
+#include <thread>
 
 #include "transport/fabric.h"
 
@@ -32,10 +36,16 @@ Status Fabric::PostOrDefer(const Deferred& d) {
     }
   }
   ssize_t ret = Post(d);
-  if (ret == 0) return Status::Ok();
+  if (ret == 0) {
+    WakeIfNotWaiter();
+    return Status::Ok();
+  }
   if (ret == -FI_EAGAIN) {
-    std::lock_guard<std::mutex> lock(mu_);
-    deferred_.push_back(d);
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      deferred_.push_back(d);
+    }
+    WakeIfNotWaiter();
     return Status::Ok();
   }
   return Status::Unavailable(FabricError("post", static_cast<int>(ret)));
@@ -118,14 +128,26 @@ int Fabric::Poll(Completion* out, int max) {
   return n;
 }
 
+void Fabric::WakeIfNotWaiter() {
+  if (event_fd_ < 0 || std::this_thread::get_id() == waiter_.load(std::memory_order_relaxed)) return;
+  uint64_t one = 1;
+  (void)!::write(event_fd_, &one, sizeof(one));
+}
+
 int Fabric::Wait(Completion* out, int max, int timeout_ms) {
+  waiter_.store(std::this_thread::get_id(), std::memory_order_relaxed);
   int n = Poll(out, max);
   if (n > 0 || timeout_ms <= 0) return n;
   if (wait_fd_ >= 0) {
     fid* fids[1] = {&cq_->fid};
     if (fi_trywait(fabric_, fids, 1) == FI_SUCCESS) {
-      pollfd p{wait_fd_, POLLIN, 0};
-      ::poll(&p, 1, timeout_ms);
+      // The CQ's fd wakes us for incoming traffic; the event fd for operations other
+      // threads posted, which need this thread to drive them (manual progress).
+      pollfd p[2] = {{wait_fd_, POLLIN, 0}, {event_fd_, POLLIN, 0}};
+      if (::poll(p, 2, timeout_ms) > 0 && (p[1].revents & POLLIN)) {
+        uint64_t v;
+        (void)!::read(event_fd_, &v, sizeof(v));
+      }
     }
     return Poll(out, max);
   }

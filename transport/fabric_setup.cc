@@ -1,6 +1,8 @@
 // Fabric set-up: provider selection, resource creation, memory registration, peers.
 // Slow path only; see fabric_datapath.cc for posting and polling.
 #include <netdb.h>
+#include <sys/eventfd.h>
+#include <unistd.h>
 #include <rdma/fi_cm.h>
 #include <rdma/fi_endpoint.h>
 #include <rdma/fi_errno.h>
@@ -88,12 +90,14 @@ Status Fabric::OpenResources(const FabricOptions& o) {
       fi_control(&cq_->fid, FI_GETWAIT, &wait_fd_) != 0) {
     wait_fd_ = -1;  // the provider cannot block: Wait() polls instead
   }
+  if (wait_fd_ >= 0) event_fd_ = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
   RPMP_LOG_DEBUG("fabric %s open at %s, mr_mode=0x%lx", traits_->name,
                  LocalAddressString().c_str(), static_cast<unsigned long>(mr_mode_));
   return Status::Ok();
 }
 
 Fabric::~Fabric() {
+  if (event_fd_ >= 0) close(event_fd_);
   if (ep_ != nullptr) fi_close(&ep_->fid);
   if (cq_ != nullptr) fi_close(&cq_->fid);
   if (av_ != nullptr) fi_close(&av_->fid);

@@ -74,6 +74,7 @@ constexpr uint32_t kRecordMagic = 0x43455252u;  // "RREC"
 constexpr uint8_t kRecordVersion = 1;
 constexpr uint64_t kRecordHeaderSize = 64;
 constexpr uint64_t kDeadBit = 1ull << 63;
+constexpr uint64_t kMaxPayloadLength = 1ull << 48;  // keeps size arithmetic exact
 enum RecordKind : uint8_t { kKindPut = 1, kKindAppend = 2, kKindTombstone = 3 };
 
 struct RecordHeader {

@@ -101,6 +101,11 @@ StatusOr<Reservation> LogStore::Reserve(const WriteSpec& spec) {
   if (spec.kind != WriteKind::kPut && spec.kind != WriteKind::kAppend) {
     return Status::InvalidArgument("write kind must be put or append");
   }
+  if (spec.length > fmt::kMaxPayloadLength) {
+    return Status::InvalidArgument("record length " + std::to_string(spec.length) +
+                                   " exceeds the maximum of " +
+                                   std::to_string(fmt::kMaxPayloadLength) + " bytes");
+  }
   uint64_t record_size = fmt::RecordSize(spec.key.size(), spec.length);
   for (;;) {
     NamespacePtr ns = FindOrCreateNamespace(spec.ns);

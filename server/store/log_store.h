@@ -165,11 +165,13 @@ class LogStore : public Store {
   uint64_t StandardSegmentObjectSize(const PoolState& pool) const;
 
   // log_store_recovery.cc
+  Status CheckSegmentSizeFits() const;
   Status InitRoot(PoolState* pool);
   Status RecoverPool(PoolState* pool, std::vector<Scanned>* out);
   void ScanSegment(const SegmentPtr& seg, const std::string& ns, std::vector<Scanned>* out);
   void Replay(std::vector<Scanned>* scanned);
   void FinishRecovery();
+  void LogOpenSummary(const std::vector<double>& millis);
   void RecoverRaw(PoolState* pool);
   void RecoverReserve(PoolState* pool);
   void SetDeletingNamespace(const std::string& ns);

@@ -62,6 +62,7 @@ StatusOr<std::unique_ptr<LogStore>> LogStore::Open(std::vector<std::unique_ptr<M
     store->pools_.push_back(std::move(pool));
   }
   store->raw_.resize(store->pools_.size());
+  RPMP_RETURN_IF_ERROR(store->CheckSegmentSizeFits());
   for (auto& pool : store->pools_) RPMP_RETURN_IF_ERROR(store->InitRoot(pool.get()));
 
   store->recovering_ = true;
@@ -77,23 +78,42 @@ StatusOr<std::unique_ptr<LogStore>> LogStore::Open(std::vector<std::unique_ptr<M
   scanned.clear();
   store->FinishRecovery();
 
-  for (auto& pool : store->pools_) {
+  store->LogOpenSummary(millis);
+  return store;
+}
+
+Status LogStore::CheckSegmentSizeFits() const {
+  for (auto& pool : pools_) {
+    uint64_t capacity = pool->medium->capacity();
+    if (segment_size_ + pool->reserve_size > capacity) {
+      return Status::InvalidArgument(
+          "segment size of " + std::to_string(segment_size_ >> 20) + " MiB does not fit in "
+          "pool " + pool->medium->path() + " of " + std::to_string(capacity >> 20) +
+          " MiB (with its " + std::to_string(pool->reserve_size >> 10) + " KiB delete "
+          "reserve); configure a smaller segment_size or a larger pool");
+    }
+  }
+  return Status::Ok();
+}
+
+void LogStore::LogOpenSummary(const std::vector<double>& millis) {
+  for (auto& pool : pools_) {
     uint64_t segments = 0, records = 0;
-    for (auto& [name, ns] : store->namespaces_) {
+    for (auto& [name, ns] : namespaces_) {
       for (auto& [raw, seg] : ns->segments) {
-        segments += seg->pool == pool.get();
-        records += seg->pool == pool.get() ? seg->live_records : 0;
+        if (seg->pool != pool.get()) continue;
+        segments++;
+        records += seg->live_records;
       }
     }
     RPMP_LOG_INFO("pool %s: medium %s, capacity %llu MiB, %llu segments, %llu records "
-                  "recovered, %zu raw allocations, opened in %.1f ms",
+                  "recovered, %zu raw allocations, scanned in %.1f ms",
                   pool->medium->path().c_str(), pool->medium->promise().c_str(),
                   static_cast<unsigned long long>(pool->medium->capacity() >> 20),
                   static_cast<unsigned long long>(segments),
-                  static_cast<unsigned long long>(records), store->raw_[pool->index].size(),
+                  static_cast<unsigned long long>(records), raw_[pool->index].size(),
                   millis[pool->index]);
   }
-  return store;
 }
 
 Status LogStore::InitRoot(PoolState* pool) {

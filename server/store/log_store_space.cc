@@ -149,8 +149,12 @@ bool LogStore::EnsureReserve(PoolState* pool) {
 }
 
 void LogStore::MaybeReclaim(Namespace* ns, const SegmentPtr& seg) {
-  if (recovering_ || ns->deleted || seg == ns->active) return;
+  if (recovering_ || ns->deleted) return;
   if (seg->live_records > 0 || seg->pending > 0) return;
+  if (seg == ns->active) {
+    if (!ns->keys.empty()) return;  // keep appending into it
+    ns->active.reset();             // an emptied namespace holds no space
+  }
   seg->reclaim = true;  // freed when the last pin or reservation lets go
   ns->segments.erase(seg.get());
 }

@@ -73,21 +73,27 @@ StatusOr<PMEMobjpool*> CreatePool(const std::string& path, uint64_t size) {
 }
 
 // Opens an existing file or device; tells a foreign pool from a non-pool.
-StatusOr<PMEMobjpool*> OpenExisting(const std::string& path, bool is_device) {
+StatusOr<PMEMobjpool*> OpenExisting(const std::string& path, bool is_device,
+                                    bool create_if_missing) {
   if (access(path.c_str(), R_OK | W_OK) != 0) {
     return Status(StatusCode::kPermissionDenied,
                   "pool " + path + " is not readable and writable: " + std::strerror(errno));
   }
   PMEMobjpool* pop = pmemobj_open(path.c_str(), store_format::kLayoutName);
   if (pop != nullptr) return pop;
+  const int open_errno = errno;
   std::string first_error = PmemError();
+  if (open_errno == EWOULDBLOCK) {
+    return Status::Unavailable("pool " + path + " is in use: another process (or another "
+                               "store in this one) has it open");
+  }
   PMEMobjpool* foreign = pmemobj_open(path.c_str(), nullptr);
   if (foreign != nullptr) {
     pmemobj_close(foreign);
     return Status::FailedPrecondition("pool at " + path +
                                       " has a different layout (not an RPMP pool)");
   }
-  if (is_device) {
+  if (is_device && create_if_missing) {  // a blank devdax device: make it a pool
     pop = pmemobj_create(path.c_str(), store_format::kLayoutName, 0, 0600);
     if (pop != nullptr) return pop;
   }
@@ -168,7 +174,7 @@ StatusOr<std::unique_ptr<PmemMedium>> OpenPmemMedium(const std::string& path,
     if (empty_file) unlink(path.c_str());
     pop = CreatePool(path, size);
   } else {
-    pop = OpenExisting(path, S_ISCHR(st.st_mode));
+    pop = OpenExisting(path, S_ISCHR(st.st_mode), create_if_missing);
   }
   if (!pop.ok()) return pop.status();
   stat(path.c_str(), &st);

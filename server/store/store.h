@@ -104,9 +104,10 @@ struct RawAddress {
 
 struct PoolStats {
   std::string path;
-  std::string medium;  // "pmem (flush)", "file (msync)", "tmpfs (process crash only)", "dram"
+  std::string medium;  // "pmem (flush)", "file (msync)", "dram",
+                       // "tmpfs (survives process crash, not reboot)"
   uint64_t capacity = 0;
-  uint64_t used = 0;   // bytes held by segments and raw allocations
+  uint64_t used = 0;   // bytes held by segments, raw allocations and the delete reserve
   uint64_t free = 0;
 };
 

@@ -1,6 +1,7 @@
 // Contract tests of the Store interface (store.h), run against both the DRAM store
 // and a libpmemobj pool on /dev/shm. Written once; every backend must pass them.
 #include <catch2/catch.hpp>
+#include <atomic>
 #include <thread>
 
 #include "server/store/store_test_util.h"
@@ -138,6 +139,10 @@ CONTRACT_TEST("aborted reservations, explicit or by destruction, stay invisible"
   CHECK(ReadAll(store.get(), "ns", "kept") == "value");
   Reservation empty;
   CHECK(store->Commit(&empty).code() == StatusCode::kInvalidArgument);
+  auto huge = store->Reserve(WriteSpec{"ns", "huge", WriteKind::kPut, 0, ~0ull, 0});
+  CHECK(huge.status().code() == StatusCode::kInvalidArgument);
+  auto big = store->Reserve(WriteSpec{"ns", "big", WriteKind::kPut, 0, 1ull << 40, 0});
+  CHECK(big.status().IsNoSpace());
 }
 
 // Four threads write `per_thread` records each, to one namespace or to four.
@@ -268,6 +273,39 @@ CONTRACT_TEST("DeleteNamespace frees its space and its keys") {
   CHECK(ReadAll(store.get(), "doomed", "k0") == "reborn");
 }
 
+CONTRACT_TEST("deleting every key of a namespace frees all its segments") {
+  TestType backend;
+  auto store = backend.Open();
+  REQUIRE(Write(store.get(), "warmup", "k", "v").ok());  // establishes the reserve
+  REQUIRE(store->Delete("warmup", "k").ok());
+  const uint64_t baseline = UsedBytes(store.get());
+  for (int i = 0; i < 5; i++) {
+    REQUIRE(Write(store.get(), "ns", "k" + std::to_string(i), MakeValue(i, 400 << 10)).ok());
+  }
+  CHECK(UsedBytes(store.get()) > baseline + 2 * kSegmentSize);
+  for (int i = 0; i < 5; i++) REQUIRE(store->Delete("ns", "k" + std::to_string(i)).ok());
+  CHECK(UsedBytes(store.get()) == baseline);
+  CHECK(store->Stats().namespaces == 0);
+  CHECK(store->DeleteNamespace("ns").IsNotFound());
+  REQUIRE(Write(store.get(), "ns", "k0", "back").ok());
+  CHECK(ReadAll(store.get(), "ns", "k0") == "back");
+}
+
+CONTRACT_TEST("a write in flight when its namespace is deleted does not commit") {
+  TestType backend;
+  auto store = backend.Open();
+  REQUIRE(Write(store.get(), "ns", "old", "v").ok());
+  auto r = store->Reserve(WriteSpec{"ns", "late", WriteKind::kPut, 0, 5, 0});
+  REQUIRE(r.ok());
+  std::memcpy(r->payload(), "hello", 5);
+  REQUIRE(store->DeleteNamespace("ns").ok());
+  CHECK(store->Commit(&r.value()).code() == StatusCode::kFailedPrecondition);
+  CHECK(store->Get("ns", "late").status().IsNotFound());
+  CHECK(store->Get("ns", "old").status().IsNotFound());
+  REQUIRE(Write(store.get(), "ns", "late", "again").ok());
+  CHECK(ReadAll(store.get(), "ns", "late") == "again");
+}
+
 CONTRACT_TEST("a view pins its memory until dropped") {
   TestType backend;
   auto store = backend.Open();
@@ -286,6 +324,50 @@ CONTRACT_TEST("a view pins its memory until dropped") {
   CHECK(before_drop > used_pinned);
   view = Status::NotFound("dropped");
   CHECK(UsedBytes(store.get()) + kSegmentSize / 2 < before_drop);
+}
+
+CONTRACT_TEST("mixed readers, writers, deleters and namespace deleters agree") {
+  TestType backend;
+  auto store = backend.Open();
+  std::atomic<bool> failed{false};
+  auto writer = [&](int t) {
+    for (int i = 0; i < 300; i++) {
+      std::string ns = "ns" + std::to_string(i % 3);
+      std::string key = "k" + std::to_string((i * 7 + t) % 11);
+      WriteKind kind = i % 4 == 0 ? WriteKind::kPut : WriteKind::kAppend;
+      Status s = Write(store.get(), ns, key, MakeValue(i, 100 + (i * 131) % 5000), kind, i);
+      // A namespace deleted between Reserve and Commit is the only allowed failure.
+      if (!s.ok() && s.code() != StatusCode::kFailedPrecondition) failed = true;
+      if (i % 9 == 0) {
+        Status d = store->Delete(ns, key);
+        if (!d.ok() && !d.IsNotFound()) failed = true;
+      }
+    }
+  };
+  auto reader = [&] {
+    for (int i = 0; i < 600; i++) {
+      auto view = store->Get("ns" + std::to_string(i % 3), "k" + std::to_string(i % 11));
+      if (!view.ok()) continue;
+      for (const RecordInfo& rec : view->records) {
+        if (Crc32c(rec.data, rec.length) != rec.crc) failed = true;
+      }
+      if (i % 200 == 199) store->DeleteNamespace("ns" + std::to_string(i % 3));
+    }
+  };
+  std::vector<std::thread> threads;
+  threads.emplace_back(writer, 0);
+  threads.emplace_back(writer, 1);
+  threads.emplace_back(reader);
+  for (auto& th : threads) th.join();
+  CHECK_FALSE(failed);
+  StoreStats stats = store->Stats();
+  uint64_t records = 0;
+  for (int n = 0; n < 3; n++) {
+    auto page = store->List("ns" + std::to_string(n), "", 100);
+    REQUIRE(page.ok());
+    for (const KeyInfo& k : page->keys) records += k.records;
+  }
+  CHECK(records == stats.records);
 }
 
 CONTRACT_TEST("stats count namespaces, keys, records and live bytes") {

@@ -124,9 +124,16 @@ TEST_CASE("a child killed with SIGKILL loses nothing it acknowledged", "[pmem][c
     close(fds[0]);
     REQUIRE(last + 1 >= kill_after);
     VerifyAfterCrash(path.path(), last);
-    // And the store stays writable after recovery.
+    // The store stays writable after recovery, and what it writes then (after the
+    // torn reservation in the same segment) survives the next reopen.
+    {
+      auto store = OpenOrDie(OptionsFor(path.path()));
+      CHECK(Write(store.get(), "crash", "after", "ok", WriteKind::kAppend).ok());
+    }
     auto store = OpenOrDie(OptionsFor(path.path()));
-    CHECK(Write(store.get(), "crash", "after", "ok").ok());
+    CHECK(ReadAll(store.get(), "crash", "after") == "ok");
+    CHECK(Write(store.get(), "crash", "after", "more", WriteKind::kAppend).ok());
+    CHECK(ReadAll(store.get(), "crash", "after") == "okmore");
   }
 }
 

@@ -57,6 +57,11 @@ TEST_CASE("a store needs a pool and a sane segment size", "[medium]") {
   std::vector<std::unique_ptr<Medium>> media;
   media.push_back(std::make_unique<DramMedium>(kPoolSize));
   CHECK(LogStore::Open(std::move(media), 4096).status().code() == StatusCode::kInvalidArgument);
+  std::vector<std::unique_ptr<Medium>> small;
+  small.push_back(std::make_unique<DramMedium>(16 << 20));
+  auto too_big = LogStore::Open(std::move(small), 64 << 20);
+  CHECK(too_big.status().code() == StatusCode::kInvalidArgument);
+  CHECK(too_big.status().message().find("does not fit in pool") != std::string::npos);
 }
 
 }  // namespace

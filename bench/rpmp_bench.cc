@@ -1,0 +1,252 @@
+// rpmp-bench: named workloads against one rpmp-server, in the style of db_bench.
+// Prints its configuration, the loopback TCP limit of this machine for each value
+// size (measured in the same run), then one line per workload and size:
+//   workload=put size=1048576 threads=4 depth=4 ops=... ops_per_s=... MBps=...
+//   p50_us=... p99_us=... p999_us=... tcp_MBps=... ratio=...
+// ratio = MBps / tcp_MBps. Workloads: put, append, get, write, read (raw memory).
+#include <algorithm>
+#include <atomic>
+#include <condition_variable>
+#include <cstdio>
+#include <cstring>
+#include <mutex>
+#include <sstream>
+#include <thread>
+#include <unistd.h>
+
+#include "bench/tcp_baseline.h"
+#include "common/config_util.h"
+#include "rpmp/client.h"
+
+namespace rpmp::bench {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+struct Config {
+  std::string server, provider = "tcp;ofi_rxm";
+  std::vector<std::string> workloads = {"put", "get"};
+  std::vector<uint64_t> sizes = {4096, 1 << 20};
+  int threads = 2, depth = 4, clients = 1, keys = 16;
+  double seconds = 5;
+  bool verify = true;
+};
+
+struct Result {
+  uint64_t ops = 0, bytes = 0, errors = 0;
+  std::vector<uint32_t> lat_us;
+  std::string first_error;
+};
+
+std::vector<std::string> Split(const std::string& s) {
+  std::vector<std::string> out;
+  std::stringstream ss(s);
+  std::string item;
+  while (std::getline(ss, item, ',')) if (!item.empty()) out.push_back(item);
+  return out;
+}
+
+// One thread's share of a key-value workload, with `depth` async requests in flight.
+void RunKvThread(Client& c, const Config& cfg, const std::string& workload, uint64_t size, int tid,
+                 Clock::time_point until, Result* r) {
+  std::vector<Buffer> bufs;
+  for (int i = 0; i < cfg.depth; i++) {
+    StatusOr<Buffer> b = c.AllocBuffer(size);
+    if (!b.ok()) { r->errors++; r->first_error = b.status().ToString(); return; }
+    std::memset(b->data(), 'a' + i, size);
+    b->set_size(size);
+    bufs.push_back(std::move(b).value());
+  }
+  std::mutex mu;
+  std::condition_variable cv;
+  std::vector<bool> busy(cfg.depth, false);
+  int in_flight = 0;
+  uint64_t n = 0;
+  std::string ns = "rpmp-bench";
+  while (Clock::now() < until) {
+    int lane;
+    {
+      std::unique_lock<std::mutex> l(mu);
+      cv.wait(l, [&] { return in_flight < cfg.depth; });
+      lane = static_cast<int>(std::find(busy.begin(), busy.end(), false) - busy.begin());
+      busy[lane] = true;
+      in_flight++;
+    }
+    std::string key = "t" + std::to_string(tid) + "-" + std::to_string(n++ % cfg.keys);
+    auto t0 = Clock::now();
+    Callback done = [&, lane, t0](Status st) {
+      auto us = std::chrono::duration_cast<std::chrono::microseconds>(Clock::now() - t0).count();
+      std::lock_guard<std::mutex> l(mu);
+      if (st.ok()) {
+        r->ops++;
+        r->bytes += size;
+        r->lat_us.push_back(static_cast<uint32_t>(us));
+      } else if (r->errors++ == 0) {
+        r->first_error = st.ToString();
+      }
+      busy[lane] = false;
+      in_flight--;
+      cv.notify_one();
+    };
+    if (workload == "put") c.PutAsync(ns, key, bufs[lane], 0, done);
+    else if (workload == "append") c.AppendAsync(ns, "a" + key, bufs[lane], n, done);
+    else c.GetAsync(ns, key, &bufs[lane], done);
+  }
+  std::unique_lock<std::mutex> l(mu);
+  cv.wait(l, [&] { return in_flight == 0; });
+}
+
+// One thread's share of a raw-memory workload (blocking calls).
+void RunRawThread(Client& c, const std::string& workload, uint64_t size, Clock::time_point until,
+                  Result* r) {
+  StatusOr<GlobalAddress> a = c.Alloc(size);
+  if (!a.ok()) { r->errors++; r->first_error = a.status().ToString(); return; }
+  std::string data(size, 'r');
+  while (Clock::now() < until) {
+    auto t0 = Clock::now();
+    Status st = workload == "write" ? c.Write(*a, data.data(), size) : c.Read(*a, data.data(), size);
+    auto us = std::chrono::duration_cast<std::chrono::microseconds>(Clock::now() - t0).count();
+    if (!st.ok()) { if (r->errors++ == 0) r->first_error = st.ToString(); break; }
+    r->ops++;
+    r->bytes += size;
+    r->lat_us.push_back(static_cast<uint32_t>(us));
+  }
+  c.Free(*a);
+}
+
+Status Prepare(Client& c, const Config& cfg, uint64_t size) {
+  std::string v(size, 'p');
+  for (int t = 0; t < cfg.threads; t++)
+    for (int k = 0; k < cfg.keys; k++)
+      RPMP_RETURN_IF_ERROR(c.Put("rpmp-bench", "t" + std::to_string(t) + "-" + std::to_string(k), v.data(), v.size()));
+  return Status::Ok();
+}
+
+uint32_t Percentile(std::vector<uint32_t>& v, double p) {
+  if (v.empty()) return 0;
+  size_t i = std::min(v.size() - 1, static_cast<size_t>(p * static_cast<double>(v.size())));
+  return v[i];
+}
+
+int Run(const Config& cfg) {
+  std::vector<std::unique_ptr<Client>> clients;
+  for (int i = 0; i < cfg.clients; i++) {
+    ClientOptions o;
+    o.provider = cfg.provider;
+    o.name = "rpmp-bench";
+    o.verify_checksums = cfg.verify;
+    o.max_inflight = static_cast<uint32_t>(std::max(64, cfg.threads * cfg.depth + 4));
+    StatusOr<std::unique_ptr<Client>> c = Client::Connect(cfg.server, o);
+    if (!c.ok()) { std::fprintf(stderr, "rpmp-bench: %s\n", c.status().ToString().c_str()); return 1; }
+    clients.push_back(std::move(c).value());
+  }
+#ifndef NDEBUG
+  std::printf("WARNING: assertions are enabled (debug build): figures are not representative\n");
+#endif
+  std::printf("rpmp-bench: server=%s provider=%s threads=%d depth=%d clients=%d seconds=%.1f "
+              "verify_checksums=%s cores=%ld\n", cfg.server.c_str(), cfg.provider.c_str(), cfg.threads,
+              cfg.depth, cfg.clients, cfg.seconds, cfg.verify ? "on" : "off", sysconf(_SC_NPROCESSORS_ONLN));
+  // The limit is the median of three short streams: one stream is too noisy on a
+  // small shared machine.
+  auto round = std::chrono::milliseconds(static_cast<int64_t>(std::min(2.0, cfg.seconds) * 1000 / 3) + 1);
+  for (uint64_t size : cfg.sizes) {
+    std::vector<double> rounds;
+    for (int i = 0; i < 3; i++) rounds.push_back(LoopbackTcpMBps(size, round));
+    std::sort(rounds.begin(), rounds.end());
+    double tcp = rounds[1];
+    std::printf("baseline size=%llu tcp_MBps=%.1f (median of 3 loopback TCP streams: %.0f %.0f %.0f)\n",
+                static_cast<unsigned long long>(size), tcp, rounds[0], rounds[1], rounds[2]);
+    for (const std::string& w : cfg.workloads) {
+      if (w == "get") {
+        Status st = Prepare(*clients[0], cfg, size);
+        if (!st.ok()) { std::fprintf(stderr, "rpmp-bench: preparing get: %s\n", st.ToString().c_str()); return 1; }
+      }
+      std::vector<Result> results(cfg.threads);
+      std::vector<std::thread> threads;
+      auto t0 = Clock::now();
+      auto until = t0 + std::chrono::milliseconds(static_cast<int64_t>(cfg.seconds * 1000));
+      for (int t = 0; t < cfg.threads; t++) {
+        Client& c = *clients[t % clients.size()];
+        threads.emplace_back([&, t] {
+          if (w == "write" || w == "read") RunRawThread(c, w, size, until, &results[t]);
+          else RunKvThread(c, cfg, w, size, t, until, &results[t]);
+        });
+      }
+      for (auto& t : threads) t.join();
+      double secs = std::chrono::duration<double>(Clock::now() - t0).count();
+      Result all;
+      for (Result& r : results) {
+        all.ops += r.ops;
+        all.bytes += r.bytes;
+        all.errors += r.errors;
+        if (all.first_error.empty()) all.first_error = r.first_error;
+        all.lat_us.insert(all.lat_us.end(), r.lat_us.begin(), r.lat_us.end());
+      }
+      std::sort(all.lat_us.begin(), all.lat_us.end());
+      double mbps = all.bytes / secs / 1e6;
+      std::printf("workload=%s size=%llu threads=%d depth=%d ops=%llu ops_per_s=%.0f MBps=%.1f "
+                  "p50_us=%u p99_us=%u p999_us=%u tcp_MBps=%.1f ratio=%.2f errors=%llu\n",
+                  w.c_str(), static_cast<unsigned long long>(size), cfg.threads,
+                  (w == "write" || w == "read") ? 1 : cfg.depth, static_cast<unsigned long long>(all.ops),
+                  all.ops / secs, mbps, Percentile(all.lat_us, 0.5), Percentile(all.lat_us, 0.99),
+                  Percentile(all.lat_us, 0.999), tcp, tcp > 0 ? mbps / tcp : 0,
+                  static_cast<unsigned long long>(all.errors));
+      if (all.errors > 0) std::printf("  first error: %s\n", all.first_error.c_str());
+      std::fflush(stdout);
+    }
+    clients[0]->DeleteNamespace("rpmp-bench");
+  }
+  return 0;
+}
+
+int Main(int argc, char** argv) {
+  Config cfg;
+  const char* usage =
+      "usage: rpmp-bench --server HOST:PORT [--workloads put,get,append,write,read] [--sizes 4k,1m]\n"
+      "                  [--threads N] [--depth N] [--clients N] [--seconds S] [--keys N]\n"
+      "                  [--provider P] [--no-verify]\n";
+  for (int i = 1; i < argc; i++) {
+    std::string f = argv[i];
+    if (f == "--help" || f == "-h") { std::fputs(usage, stdout); return 0; }
+    if (f == "--no-verify") { cfg.verify = false; continue; }
+    if (i + 1 >= argc) { std::fprintf(stderr, "rpmp-bench: %s needs a value\n%s", f.c_str(), usage); return 2; }
+    std::string v = argv[++i];
+    try {
+      if (f == "--server") cfg.server = v;
+      else if (f == "--provider") cfg.provider = v;
+      else if (f == "--workloads") cfg.workloads = Split(v);
+      else if (f == "--threads") cfg.threads = std::stoi(v);
+      else if (f == "--depth") cfg.depth = std::stoi(v);
+      else if (f == "--clients") cfg.clients = std::stoi(v);
+      else if (f == "--keys") cfg.keys = std::stoi(v);
+      else if (f == "--seconds") cfg.seconds = std::stod(v);
+      else if (f == "--sizes") {
+        cfg.sizes.clear();
+        for (const std::string& s : Split(v)) {
+          StatusOr<uint64_t> n = ParseSize(s);
+          if (!n.ok()) { std::fprintf(stderr, "rpmp-bench: %s\n", n.status().message().c_str()); return 2; }
+          cfg.sizes.push_back(*n);
+        }
+      } else { std::fprintf(stderr, "rpmp-bench: unknown flag %s\n%s", f.c_str(), usage); return 2; }
+    } catch (const std::exception&) {
+      std::fprintf(stderr, "rpmp-bench: bad value '%s' for %s\n", v.c_str(), f.c_str());
+      return 2;
+    }
+  }
+  for (const std::string& w : cfg.workloads)
+    if (w != "put" && w != "get" && w != "append" && w != "write" && w != "read") {
+      std::fprintf(stderr, "rpmp-bench: unknown workload '%s'\n%s", w.c_str(), usage);
+      return 2;
+    }
+  if (cfg.server.empty() || cfg.threads < 1 || cfg.depth < 1 || cfg.clients < 1 || cfg.seconds <= 0 ||
+      cfg.keys < 1) {
+    std::fprintf(stderr, "rpmp-bench: --server is required; counts and seconds must be positive\n%s", usage);
+    return 2;
+  }
+  return Run(cfg);
+}
+
+}  // namespace
+}  // namespace rpmp::bench
+
+int main(int argc, char** argv) { return rpmp::bench::Main(argc, argv); }

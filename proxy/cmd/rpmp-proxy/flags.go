@@ -1,0 +1,81 @@
+// flags.go: command-line parsing and validation for rpmp-proxy.
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"strings"
+	"time"
+)
+
+type options struct {
+	listen, advertise, cluster string
+	etcd                       []string
+	heartbeatTimeout           time.Duration
+	suspectAfter               time.Duration
+	heartbeatInterval          time.Duration
+	ttlCheck                   time.Duration
+	etcdTimeout                time.Duration
+	opTimeout                  time.Duration
+	sessionTTL                 int
+	vnodes                     int
+}
+
+// parseFlags parses args (without the program name).
+func parseFlags(args []string, stderr io.Writer) (options, error) {
+	var o options
+	var etcd string
+	fs := flag.NewFlagSet("rpmp-proxy", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.StringVar(&o.listen, "listen", "", "HOST:PORT to serve gRPC on (port 0 = pick one)")
+	fs.StringVar(&o.advertise, "advertise", "", "address other parties should use for this proxy (default: the bound listen address)")
+	fs.StringVar(&etcd, "etcd", "", "etcd endpoints, comma separated (e.g. http://127.0.0.1:2379)")
+	fs.StringVar(&o.cluster, "cluster", "default", "cluster name; state lives under /rpmp/<cluster>/")
+	fs.DurationVar(&o.heartbeatTimeout, "heartbeat-timeout", 3*time.Second, "a node silent this long is DEAD")
+	fs.DurationVar(&o.suspectAfter, "suspect-after", 1500*time.Millisecond, "a node silent this long is SUSPECT")
+	fs.DurationVar(&o.heartbeatInterval, "heartbeat-interval", 500*time.Millisecond, "heartbeat period told to storage servers")
+	fs.DurationVar(&o.ttlCheck, "ttl-check", time.Second, "how often namespace TTLs are checked")
+	fs.DurationVar(&o.etcdTimeout, "etcd-timeout", 10*time.Second, "give up starting if etcd is unreachable this long")
+	fs.DurationVar(&o.opTimeout, "op-timeout", 2*time.Second, "timeout of one etcd operation")
+	fs.IntVar(&o.sessionTTL, "session-ttl", 3, "leader session (lease) TTL in seconds")
+	fs.IntVar(&o.vnodes, "vnodes", 64, "virtual nodes per storage node on the hash ring")
+	if err := fs.Parse(args); err != nil {
+		return o, err
+	}
+	if fs.NArg() > 0 {
+		return o, fmt.Errorf("unexpected arguments: %q", fs.Args())
+	}
+	for _, e := range strings.Split(etcd, ",") {
+		if e = strings.TrimSpace(e); e != "" {
+			o.etcd = append(o.etcd, e)
+		}
+	}
+	return o, o.validate()
+}
+
+// validate checks the option values against each other.
+func (o options) validate() error {
+	switch {
+	case o.listen == "":
+		return errors.New("--listen HOST:PORT is required")
+	case len(o.etcd) == 0:
+		return errors.New("--etcd URL[,URL] is required")
+	case o.cluster == "" || strings.ContainsAny(o.cluster, "/\x00"):
+		return fmt.Errorf("--cluster %q must be non-empty without '/'", o.cluster)
+	case o.suspectAfter <= 0 || o.heartbeatTimeout <= 0 || o.heartbeatInterval <= 0 || o.ttlCheck <= 0:
+		return errors.New("durations must be positive")
+	case o.suspectAfter >= o.heartbeatTimeout:
+		return fmt.Errorf("--suspect-after (%v) must be shorter than --heartbeat-timeout (%v)", o.suspectAfter, o.heartbeatTimeout)
+	case o.heartbeatInterval >= o.suspectAfter:
+		return fmt.Errorf("--heartbeat-interval (%v) must be shorter than --suspect-after (%v)", o.heartbeatInterval, o.suspectAfter)
+	case o.sessionTTL < 1:
+		return fmt.Errorf("--session-ttl must be >= 1 second, got %d", o.sessionTTL)
+	case o.vnodes < 1:
+		return fmt.Errorf("--vnodes must be >= 1, got %d", o.vnodes)
+	case o.etcdTimeout <= 0 || o.opTimeout <= 0:
+		return errors.New("--etcd-timeout and --op-timeout must be positive")
+	}
+	return nil
+}

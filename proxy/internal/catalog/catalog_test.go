@@ -1,0 +1,169 @@
+// Unit tests for namespace creation rules, repair by substitution, TTL
+// expiry with an injected clock, and pending deletions.
+package catalog
+
+import (
+	"slices"
+	"testing"
+
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
+	"rpmp.io/proxy/internal/model"
+	"rpmp.io/proxy/internal/ring"
+)
+
+func never(uint64) bool { return false }
+
+func create(t *testing.T, c *Catalog, name string, o Options, usable []uint64, now int64) model.Namespace {
+	t.Helper()
+	ns, isNew, err := c.PlanCreate(name, o, usable, never, now, 1)
+	if err != nil || !isNew {
+		t.Fatalf("create %s: new=%v err=%v", name, isNew, err)
+	}
+	c.PutNamespace(ns)
+	return ns
+}
+
+func TestCreateErrors(t *testing.T) {
+	c := New(ring.DefaultVNodes)
+	usable := []uint64{1, 2, 3}
+	create(t, c, "a/b", Options{Replicas: 2}, usable, 0)
+	cases := []struct {
+		name string
+		o    Options
+		code codes.Code
+	}{
+		{"x", Options{Replicas: 0}, codes.InvalidArgument},
+		{"x", Options{Replicas: 2, MinReplicas: 3}, codes.InvalidArgument},
+		{"x", Options{Replicas: 4}, codes.FailedPrecondition},
+		{"/x", Options{Replicas: 1}, codes.InvalidArgument},
+		{"", Options{Replicas: 1}, codes.InvalidArgument},
+		{"a/b", Options{Replicas: 3}, codes.AlreadyExists},
+	}
+	for _, tc := range cases {
+		_, _, err := c.PlanCreate(tc.name, tc.o, usable, never, 0, 1)
+		if status.Code(err) != tc.code {
+			t.Errorf("create %q %+v: %v; want %s", tc.name, tc.o, err, tc.code)
+		}
+	}
+	// Equal options: idempotent success returning the existing namespace.
+	ns, isNew, err := c.PlanCreate("a/b", Options{Replicas: 2, MinReplicas: 2}, usable, never, 5, 1)
+	if err != nil || isNew || ns.CreatedMs != 0 {
+		t.Fatalf("idempotent create: %+v new=%v err=%v", ns, isNew, err)
+	}
+}
+
+func TestRepairSubstitutesNextOnRing(t *testing.T) {
+	c := New(ring.DefaultVNodes)
+	all := []uint64{1, 2, 3, 4, 5}
+	ns := create(t, c, "spark/app/shuffle", Options{Replicas: 2}, all, 0)
+	order := ring.New(all, ring.DefaultVNodes).Place(ns.Name, 5)
+	if !slices.Equal(ns.Placement, order[:2]) {
+		t.Fatalf("placement %v not the ring order prefix %v", ns.Placement, order)
+	}
+	dead := order[1]
+	usable := slices.DeleteFunc(slices.Clone(all), func(id uint64) bool { return id == dead })
+	reason := func(id uint64) string {
+		if id == dead {
+			return "dead"
+		}
+		return ""
+	}
+	got := c.PlanRepairs(reason, usable, 77, 9)
+	if len(got) != 1 {
+		t.Fatalf("repairs = %v", got)
+	}
+	want := []uint64{order[0], order[2]}
+	if !slices.Equal(got[0].Placement, want) {
+		t.Fatalf("repaired placement %v; want %v", got[0].Placement, want)
+	}
+	s := got[0].Substitutions
+	if len(s) != 1 || s[0] != (model.Substitution{Index: 1, Replaced: dead, Replacement: order[2], Epoch: 9, AtMs: 77, Reason: "dead"}) {
+		t.Fatalf("substitutions %+v", s)
+	}
+	if g, _ := c.Get(ns.Name); !slices.Equal(g.Placement, order[:2]) {
+		t.Fatal("PlanRepairs changed the catalog before commit")
+	}
+	c.PutNamespace(got[0])
+	if again := c.PlanRepairs(reason, usable, 78, 10); len(again) != 0 {
+		t.Fatalf("second repair changed %v", again)
+	}
+}
+
+func TestRepairWithoutSpareNode(t *testing.T) {
+	c := New(ring.DefaultVNodes)
+	create(t, c, "n", Options{Replicas: 2}, []uint64{1, 2}, 0)
+	got := c.PlanRepairs(func(id uint64) string {
+		if id == 1 {
+			return "dead"
+		}
+		return ""
+	}, []uint64{2}, 0, 2)
+	if len(got) != 0 {
+		t.Fatalf("repair without spare node changed %v", got)
+	}
+}
+
+func TestTTLExpiryInjectedClock(t *testing.T) {
+	c := New(ring.DefaultVNodes)
+	const t0 = int64(1_700_000_000_000)
+	create(t, c, "keep", Options{Replicas: 1}, []uint64{1}, t0)
+	create(t, c, "short", Options{Replicas: 1, TTLSeconds: 2}, []uint64{1}, t0)
+	create(t, c, "long", Options{Replicas: 1, TTLSeconds: 60}, []uint64{1}, t0)
+	if got := c.Expired(t0 + 1999); len(got) != 0 {
+		t.Fatalf("expired early: %v", got)
+	}
+	if got := c.Expired(t0 + 2001); !slices.Equal(got, []string{"short"}) {
+		t.Fatalf("expired at +2.001s: %v", got)
+	}
+	// Touch refreshes: the caller moves TouchedMs.
+	ns, _ := c.Get("short")
+	ns.TouchedMs = t0 + 2000
+	c.PutNamespace(ns)
+	if got := c.Expired(t0 + 3000); len(got) != 0 {
+		t.Fatalf("touched namespace expired: %v", got)
+	}
+	if got := c.Expired(t0 + 61_000); !slices.Equal(got, []string{"long", "short"}) {
+		t.Fatalf("expired at +61s: %v", got)
+	}
+}
+
+func TestDeletionsPendingPerNode(t *testing.T) {
+	c := New(ring.DefaultVNodes)
+	create(t, c, "app/x", Options{Replicas: 2}, []uint64{1, 2, 3}, 0)
+	create(t, c, "app", Options{Replicas: 1}, []uint64{1, 2, 3}, 0)
+	names := c.Matching("app", true)
+	if !slices.Equal(names, []string{"app", "app/x"}) {
+		t.Fatalf("Matching = %v", names)
+	}
+	d := c.PlanDeletion("app/x", 10)
+	holders := d.Pending
+	c.RemoveNamespace("app/x")
+	c.PutDeletion(d)
+	for _, id := range holders {
+		ds := c.DeletionsFor(id)
+		if len(ds) != 1 || ds[0].Name != "app/x" || slices.Contains(ds[0].Pending, id) {
+			t.Fatalf("DeletionsFor(%d) = %+v", id, ds)
+		}
+		c.PutDeletion(ds[0])
+	}
+	if len(c.Deletions()) != 0 {
+		t.Fatalf("deletion still pending after all holders were told: %+v", c.Deletions())
+	}
+}
+
+func TestRecreateWhilePending(t *testing.T) {
+	c := New(ring.DefaultVNodes)
+	create(t, c, "r", Options{Replicas: 1}, []uint64{1}, 0)
+	c.PutDeletion(c.PlanDeletion("r", 1))
+	c.RemoveNamespace("r")
+	_, _, err := c.PlanCreate("r", Options{Replicas: 1}, []uint64{1}, never, 2, 1)
+	if status.Code(err) != codes.FailedPrecondition {
+		t.Fatalf("recreate while pending: %v", err)
+	}
+	dead := func(id uint64) bool { return id == 1 }
+	if _, _, err := c.PlanCreate("r", Options{Replicas: 1}, []uint64{2}, dead, 2, 1); err != nil {
+		t.Fatalf("recreate while only a dead node is pending: %v", err)
+	}
+}

@@ -1,0 +1,92 @@
+// Package model holds the plain records the proxy keeps in memory and
+// stores in etcd as JSON: storage nodes, namespaces (with their placement)
+// and pending namespace deletions.
+package model
+
+import "slices"
+
+// Liveness of a node as decided by the leader from heartbeats.
+type Liveness string
+
+// Liveness values.
+const (
+	Live    Liveness = "LIVE"
+	Suspect Liveness = "SUSPECT"
+	Dead    Liveness = "DEAD"
+)
+
+// Node is a storage server known to the cluster.
+type Node struct {
+	ID              uint64   `json:"id"`
+	Endpoint        string   `json:"endpoint"`
+	Liveness        Liveness `json:"liveness"`
+	Draining        bool     `json:"draining,omitempty"`
+	Capacity        uint64   `json:"capacity"`
+	Free            uint64   `json:"free"`
+	Used            uint64   `json:"used"`
+	Pools           uint32   `json:"pools"`
+	LastHeartbeatMs int64    `json:"last_heartbeat_ms"`
+	RegisteredMs    int64    `json:"registered_ms"`
+}
+
+// Usable reports whether new data may be placed on the node.
+func (n Node) Usable() bool { return n.Liveness == Live && !n.Draining }
+
+// Substitution records that Placement[Index] changed from Replaced to
+// Replacement, so that servers can repair the new member.
+type Substitution struct {
+	Index       int    `json:"index"`
+	Replaced    uint64 `json:"replaced"`
+	Replacement uint64 `json:"replacement"`
+	Epoch       uint64 `json:"epoch"`
+	AtMs        int64  `json:"at_ms"`
+	Reason      string `json:"reason"`
+}
+
+// Namespace is a named set of records replicated on Placement.
+type Namespace struct {
+	Name          string         `json:"name"`
+	Replicas      uint32         `json:"replicas"`
+	MinReplicas   uint32         `json:"min_replicas"`
+	TTLSeconds    uint64         `json:"ttl_seconds"`
+	Placement     []uint64       `json:"placement"`
+	Substitutions []Substitution `json:"substitutions,omitempty"`
+	CreatedMs     int64          `json:"created_ms"`
+	TouchedMs     int64          `json:"touched_ms"`
+	Epoch         uint64         `json:"epoch"`
+}
+
+// Clone returns a deep copy.
+func (ns Namespace) Clone() Namespace {
+	ns.Placement = slices.Clone(ns.Placement)
+	ns.Substitutions = slices.Clone(ns.Substitutions)
+	return ns
+}
+
+// Expired reports whether a namespace with a TTL has gone untouched for
+// longer than the TTL at wall-clock time nowMs.
+func (ns Namespace) Expired(nowMs int64) bool {
+	if ns.TTLSeconds == 0 {
+		return false
+	}
+	return ns.TouchedMs+int64(ns.TTLSeconds)*1000 < nowMs
+}
+
+// Holders returns every node that may hold data of the namespace: the
+// current placement plus every node substituted out of it.
+func (ns Namespace) Holders() []uint64 {
+	out := slices.Clone(ns.Placement)
+	for _, s := range ns.Substitutions {
+		if !slices.Contains(out, s.Replaced) {
+			out = append(out, s.Replaced)
+		}
+	}
+	return out
+}
+
+// Deletion is a deleted namespace whose holders have not all been told yet.
+type Deletion struct {
+	Name      string   `json:"name"`
+	DeletedMs int64    `json:"deleted_ms"`
+	Pending   []uint64 `json:"pending"`
+}

@@ -1,0 +1,133 @@
+// Package nodemap tracks storage-node liveness on the leader. It is pure
+// in-memory logic driven by an injected clock: callers compute the next
+// record (Next, Expire), persist it, and only then commit it (Put), so that
+// memory never runs ahead of etcd.
+package nodemap
+
+import (
+	"sort"
+	"time"
+
+	"rpmp.io/proxy/internal/model"
+)
+
+// Beat is the content of one heartbeat.
+type Beat struct {
+	ID                   uint64
+	Endpoint             string
+	Capacity, Free, Used uint64
+	Pools                uint32
+	WantDrain            bool
+}
+
+// Map is the leader's view of all nodes. Not safe for concurrent use.
+type Map struct {
+	suspectAfter time.Duration
+	deadAfter    time.Duration
+	nodes        map[uint64]model.Node
+	lastSeen     map[uint64]time.Time // monotonic, leader-local
+}
+
+// New returns an empty map: nodes become SUSPECT after suspectAfter without
+// a heartbeat and DEAD after deadAfter.
+func New(suspectAfter, deadAfter time.Duration) *Map {
+	return &Map{suspectAfter: suspectAfter, deadAfter: deadAfter,
+		nodes: map[uint64]model.Node{}, lastSeen: map[uint64]time.Time{}}
+}
+
+// Restore loads nodes read from etcd by a new leader. Nodes that were not
+// DEAD become SUSPECT and get a full deadAfter from now to heartbeat.
+func (m *Map) Restore(nodes []model.Node, now time.Time) {
+	for _, n := range nodes {
+		if n.Liveness != model.Dead {
+			n.Liveness = model.Suspect
+		}
+		m.nodes[n.ID] = n
+		m.lastSeen[n.ID] = now
+	}
+}
+
+// Next returns the record a heartbeat produces, and whether it differs from
+// the stored one in a way that changes the node map (new node, liveness,
+// endpoint or draining change).
+func (m *Map) Next(b Beat, now time.Time) (rec model.Node, changed bool) {
+	old, known := m.nodes[b.ID]
+	rec = old
+	rec.ID, rec.Endpoint, rec.Liveness = b.ID, b.Endpoint, model.Live
+	rec.Capacity, rec.Free, rec.Used, rec.Pools = b.Capacity, b.Free, b.Used, b.Pools
+	rec.LastHeartbeatMs = now.UnixMilli()
+	if !known {
+		rec.RegisteredMs = now.UnixMilli()
+	}
+	rec.Draining = old.Draining || b.WantDrain
+	changed = !known || old.Liveness != model.Live || old.Endpoint != rec.Endpoint || old.Draining != rec.Draining
+	return rec, changed
+}
+
+// Put commits a record; seen, if non-zero, is the time of its heartbeat.
+func (m *Map) Put(n model.Node, seen time.Time) {
+	m.nodes[n.ID] = n
+	if !seen.IsZero() {
+		m.lastSeen[n.ID] = seen
+	}
+}
+
+// Expire returns the records whose liveness must change at time now
+// (LIVE -> SUSPECT -> DEAD), without applying them.
+func (m *Map) Expire(now time.Time) []model.Node {
+	var out []model.Node
+	for _, id := range m.IDs() {
+		n := m.nodes[id]
+		quiet := now.Sub(m.lastSeen[id])
+		next := n.Liveness
+		switch {
+		case n.Liveness == model.Dead:
+			continue
+		case quiet > m.deadAfter:
+			next = model.Dead
+		case quiet > m.suspectAfter:
+			next = model.Suspect
+		}
+		if next != n.Liveness {
+			n.Liveness = next
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
+// Get returns a node by id.
+func (m *Map) Get(id uint64) (model.Node, bool) {
+	n, ok := m.nodes[id]
+	return n, ok
+}
+
+// IDs returns all node ids, ascending.
+func (m *Map) IDs() []uint64 {
+	ids := make([]uint64, 0, len(m.nodes))
+	for id := range m.nodes {
+		ids = append(ids, id)
+	}
+	sort.Slice(ids, func(i, j int) bool { return ids[i] < ids[j] })
+	return ids
+}
+
+// All returns all nodes ordered by id.
+func (m *Map) All() []model.Node {
+	out := make([]model.Node, 0, len(m.nodes))
+	for _, id := range m.IDs() {
+		out = append(out, m.nodes[id])
+	}
+	return out
+}
+
+// UsableIDs returns the ids of LIVE, non-draining nodes, ascending.
+func (m *Map) UsableIDs() []uint64 {
+	var out []uint64
+	for _, id := range m.IDs() {
+		if m.nodes[id].Usable() {
+			out = append(out, id)
+		}
+	}
+	return out
+}

@@ -1,0 +1,89 @@
+// Unit tests for node liveness transitions with an injected clock.
+package nodemap
+
+import (
+	"testing"
+	"time"
+
+	"rpmp.io/proxy/internal/model"
+)
+
+func beat(m *Map, id uint64, now time.Time) bool {
+	rec, changed := m.Next(Beat{ID: id, Endpoint: "127.0.0.1:1"}, now)
+	m.Put(rec, now)
+	return changed
+}
+
+func apply(m *Map, now time.Time) []model.Node {
+	out := m.Expire(now)
+	for _, n := range out {
+		m.Put(n, time.Time{})
+	}
+	return out
+}
+
+func TestLivenessTransitions(t *testing.T) {
+	t0 := time.Unix(1000, 0)
+	m := New(1500*time.Millisecond, 3*time.Second)
+	if !beat(m, 7, t0) {
+		t.Fatal("first heartbeat not reported as a change")
+	}
+	if beat(m, 7, t0.Add(500*time.Millisecond)) {
+		t.Fatal("repeat heartbeat reported as a change")
+	}
+	last := t0.Add(500 * time.Millisecond)
+	if got := apply(m, last.Add(1500*time.Millisecond)); len(got) != 0 {
+		t.Fatalf("changed at exactly suspect-after: %v", got)
+	}
+	got := apply(m, last.Add(1600*time.Millisecond))
+	if len(got) != 1 || got[0].Liveness != model.Suspect {
+		t.Fatalf("want SUSPECT, got %v", got)
+	}
+	got = apply(m, last.Add(3100*time.Millisecond))
+	if len(got) != 1 || got[0].Liveness != model.Dead {
+		t.Fatalf("want DEAD, got %v", got)
+	}
+	if got := apply(m, last.Add(time.Hour)); len(got) != 0 {
+		t.Fatalf("dead node changed again: %v", got)
+	}
+	if !beat(m, 7, last.Add(time.Hour)) {
+		t.Fatal("dead node coming back not reported as a change")
+	}
+	if n, _ := m.Get(7); n.Liveness != model.Live || n.RegisteredMs != t0.UnixMilli() {
+		t.Fatalf("after return: %+v", n)
+	}
+}
+
+func TestRestoreStartsSuspect(t *testing.T) {
+	t0 := time.Unix(2000, 0)
+	m := New(time.Second, 3*time.Second)
+	m.Restore([]model.Node{{ID: 1, Liveness: model.Live}, {ID: 2, Liveness: model.Dead}}, t0)
+	if n, _ := m.Get(1); n.Liveness != model.Suspect {
+		t.Fatalf("restored live node is %s", n.Liveness)
+	}
+	if len(m.UsableIDs()) != 0 {
+		t.Fatal("restored nodes usable before heartbeating")
+	}
+	// Not dead before the full timeout, even though suspect-after passed.
+	if got := apply(m, t0.Add(2*time.Second)); len(got) != 0 {
+		t.Fatalf("early transition %v", got)
+	}
+	got := apply(m, t0.Add(3100*time.Millisecond))
+	if len(got) != 1 || got[0].ID != 1 || got[0].Liveness != model.Dead {
+		t.Fatalf("want node 1 DEAD, got %v", got)
+	}
+}
+
+func TestDrainSticky(t *testing.T) {
+	t0 := time.Unix(3000, 0)
+	m := New(time.Second, 3*time.Second)
+	beat(m, 1, t0)
+	rec, changed := m.Next(Beat{ID: 1, Endpoint: "127.0.0.1:1", WantDrain: true}, t0)
+	if !changed || !rec.Draining || rec.Usable() {
+		t.Fatalf("drain hint: changed=%v rec=%+v", changed, rec)
+	}
+	m.Put(rec, t0)
+	if rec, changed := m.Next(Beat{ID: 1, Endpoint: "127.0.0.1:1"}, t0); changed || !rec.Draining {
+		t.Fatalf("drain not sticky: changed=%v rec=%+v", changed, rec)
+	}
+}

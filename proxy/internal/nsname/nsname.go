@@ -1,0 +1,54 @@
+// Package nsname validates namespace names. Names are opaque byte strings
+// to the proxy except for the rules below, which keep them safe to use as
+// etcd key suffixes and as directory-like paths on the storage servers.
+package nsname
+
+import (
+	"fmt"
+	"strings"
+)
+
+// MaxLen is the longest allowed name in bytes.
+const MaxLen = 255
+
+// Validate returns nil for a well-formed name, else an error saying why.
+// Rules: non-empty, at most MaxLen bytes, valid UTF-8 is not required but NUL
+// is forbidden, no leading "/", no trailing "/", no empty ("//"), "." or
+// ".." path component.
+func Validate(name string) error {
+	switch {
+	case name == "":
+		return fmt.Errorf("namespace name is empty")
+	case len(name) > MaxLen:
+		return fmt.Errorf("namespace name is %d bytes, longer than %d", len(name), MaxLen)
+	case strings.IndexByte(name, 0) >= 0:
+		return fmt.Errorf("namespace name %q contains a NUL byte", name)
+	case strings.HasPrefix(name, "/"):
+		return fmt.Errorf("namespace name %q starts with '/'", name)
+	case strings.HasSuffix(name, "/"):
+		return fmt.Errorf("namespace name %q ends with '/'", name)
+	}
+	for _, part := range strings.Split(name, "/") {
+		switch part {
+		case "":
+			return fmt.Errorf("namespace name %q has an empty path component", name)
+		case ".", "..":
+			return fmt.Errorf("namespace name %q has a %q path component", name, part)
+		}
+	}
+	return nil
+}
+
+// ValidatePrefix checks a ListNamespaces prefix: empty is allowed, otherwise
+// it may not contain NUL, start with "/" or exceed MaxLen.
+func ValidatePrefix(prefix string) error {
+	switch {
+	case len(prefix) > MaxLen:
+		return fmt.Errorf("prefix is %d bytes, longer than %d", len(prefix), MaxLen)
+	case strings.IndexByte(prefix, 0) >= 0:
+		return fmt.Errorf("prefix %q contains a NUL byte", prefix)
+	case strings.HasPrefix(prefix, "/"):
+		return fmt.Errorf("prefix %q starts with '/'", prefix)
+	}
+	return nil
+}

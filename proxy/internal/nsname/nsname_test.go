@@ -1,0 +1,46 @@
+// Unit tests for namespace name validation.
+package nsname
+
+import (
+	"strings"
+	"testing"
+)
+
+func TestValidate(t *testing.T) {
+	good := []string{"a", "spark/app-1/shuffle-0", "x.y", "a..b", strings.Repeat("n", MaxLen), "ünïcode/ok"}
+	for _, n := range good {
+		if err := Validate(n); err != nil {
+			t.Errorf("Validate(%q) = %v; want ok", n, err)
+		}
+	}
+	bad := map[string]string{
+		"":                            "empty",
+		strings.Repeat("n", MaxLen+1): "longer than",
+		"a\x00b":                      "NUL",
+		"/abs":                        "starts with",
+		"a/../b":                      `".."`,
+		"..":                          `".."`,
+		"a/./b":                       `"."`,
+		"a//b":                        "empty path component",
+		"a/":                          "ends with",
+	}
+	for n, want := range bad {
+		err := Validate(n)
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("Validate(%q) = %v; want error containing %q", n, err, want)
+		}
+	}
+}
+
+func TestValidatePrefix(t *testing.T) {
+	for _, p := range []string{"", "spark/", "spark/app"} {
+		if err := ValidatePrefix(p); err != nil {
+			t.Errorf("ValidatePrefix(%q) = %v", p, err)
+		}
+	}
+	for _, p := range []string{"/x", "a\x00", strings.Repeat("p", MaxLen+1)} {
+		if ValidatePrefix(p) == nil {
+			t.Errorf("ValidatePrefix(%q) accepted", p)
+		}
+	}
+}

@@ -1,0 +1,154 @@
+// leader_rpc.go: the RPCs as served by the leader from its memory.
+package server
+
+import (
+	"slices"
+	"time"
+
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
+	"rpmp.io/proxy/internal/catalog"
+	"rpmp.io/proxy/internal/model"
+	"rpmp.io/proxy/internal/nodemap"
+	"rpmp.io/proxy/internal/nsname"
+	pb "rpmp.io/proxy/internal/rpmpv1"
+	"rpmp.io/proxy/internal/store"
+)
+
+// Heartbeat registers/refreshes a node and hands it pending deletions.
+func (l *Leader) Heartbeat(req *pb.HeartbeatRequest) (*pb.HeartbeatReply, error) {
+	if req.NodeId == 0 || req.Endpoint == "" {
+		return nil, status.Errorf(codes.InvalidArgument, "heartbeat needs a non-zero node_id and an endpoint (got id %d, endpoint %q)", req.NodeId, req.Endpoint)
+	}
+	now := l.now()
+	beat := nodemap.Beat{ID: req.NodeId, Endpoint: req.Endpoint, Capacity: req.Capacity,
+		Free: req.Free, Used: req.Used, Pools: req.Pools,
+		WantDrain: req.StateHint == pb.NodeStateHint_NODE_STATE_HINT_DRAINING}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	rec, changed := l.nodes.Next(beat, now)
+	if changed { // registration or state change: must be durable first
+		l.mu.Unlock()
+		l.wmu.Lock()
+		defer l.wmu.Unlock()
+		l.mu.Lock()
+		rec, changed = l.nodes.Next(beat, now) // may have changed meanwhile
+	}
+	epoch := l.epoch
+	if changed {
+		var b store.Batch
+		l.st.PutEpoch(&b, epoch+1)
+		l.st.PutNode(&b, rec)
+		if err := l.commit(&b); err != nil {
+			return nil, err
+		}
+		epoch = l.epoch + 1
+		l.statsSaved[rec.ID] = now
+	}
+	l.nodes.Put(rec, now)
+	l.epoch = epoch
+	reply := &pb.HeartbeatReply{Epoch: epoch, Leader: l.cfg.Advertise, State: nodeState(rec),
+		HeartbeatIntervalMs: uint32(l.cfg.HeartbeatInterval / time.Millisecond)}
+	if dels := l.cat.DeletionsFor(rec.ID); len(dels) > 0 {
+		for _, d := range dels {
+			reply.DeleteNamespaces = append(reply.DeleteNamespaces, d.Name)
+		}
+		go l.markDelivered(rec.ID, reply.DeleteNamespaces)
+	}
+	if changed {
+		l.cfg.Logf("node %d (%s) is now %s (epoch %d)", rec.ID, rec.Endpoint, nodeState(rec), epoch)
+	}
+	return reply, nil
+}
+
+// NodeMap returns the leader's node map.
+func (l *Leader) NodeMap() *pb.NodeMap {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return nodeMapToPB(l.epoch, l.cfg.Advertise, l.nodes.All())
+}
+
+// CreateNamespace places and persists a new namespace.
+func (l *Leader) CreateNamespace(req *pb.CreateNamespaceRequest) (*pb.Namespace, error) {
+	o := req.GetOptions()
+	opts := catalog.Options{Replicas: o.GetReplicas(), MinReplicas: o.GetMinReplicas(), TTLSeconds: o.GetTtlSeconds()}
+	l.wmu.Lock()
+	defer l.wmu.Unlock()
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	ns, isNew, err := l.cat.PlanCreate(req.Name, opts, l.nodes.UsableIDs(), func(id uint64) bool {
+		return l.replaceReason(id) == "dead"
+	}, l.now().UnixMilli(), l.epoch)
+	if err != nil || !isNew {
+		return l.nsReply(ns, err)
+	}
+	var b store.Batch
+	l.st.PutNamespace(&b, ns)
+	if err := l.commit(&b); err != nil {
+		return nil, err
+	}
+	l.cat.PutNamespace(ns)
+	l.cfg.Logf("created namespace %q replicas=%d placement %v", ns.Name, ns.Replicas, ns.Placement)
+	return l.nsReply(ns, nil)
+}
+
+// GetPlacement returns one namespace.
+func (l *Leader) GetPlacement(name string) (*pb.Namespace, error) {
+	if err := nsname.Validate(name); err != nil {
+		return nil, status.Error(codes.InvalidArgument, err.Error())
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	ns, ok := l.cat.Get(name)
+	if !ok {
+		return nil, status.Errorf(codes.NotFound, "namespace %q not found", name)
+	}
+	return l.nsReply(ns, nil)
+}
+
+// ListNamespaces returns namespaces by prefix.
+func (l *Leader) ListNamespaces(prefix string) (*pb.ListNamespacesReply, error) {
+	if err := nsname.ValidatePrefix(prefix); err != nil {
+		return nil, status.Error(codes.InvalidArgument, err.Error())
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	out := &pb.ListNamespacesReply{}
+	for _, ns := range l.cat.List(prefix) {
+		out.Namespaces = append(out.Namespaces, nsToPB(ns, l.nodes.Get))
+	}
+	return out, nil
+}
+
+// nsReply converts a namespace (caller holds l.mu) or passes err through.
+func (l *Leader) nsReply(ns nsRecord, err error) (*pb.Namespace, error) {
+	if err != nil {
+		return nil, err
+	}
+	return nsToPB(ns, l.nodes.Get), nil
+}
+
+// markDelivered records that node was told to delete names. Best effort:
+// if it cannot be persisted the deletions stay pending and are resent.
+func (l *Leader) markDelivered(node uint64, names []string) {
+	l.wmu.Lock()
+	defer l.wmu.Unlock()
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	var b store.Batch
+	var dels []model.Deletion
+	for _, d := range l.cat.DeletionsFor(node) {
+		if slices.Contains(names, d.Name) {
+			l.st.PutDeletion(&b, d)
+			dels = append(dels, d)
+		}
+	}
+	if err := l.commitBestEffort(&b); err != nil {
+		l.cfg.Logf("node %d: deletion progress not persisted, will resend: %v", node, err)
+		return
+	}
+	for _, d := range dels {
+		l.cat.PutDeletion(d)
+	}
+}
