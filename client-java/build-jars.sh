@@ -1,0 +1,18 @@
+#!/usr/bin/env bash
+# Builds the Java client jar (with the CMake-built librpmp_jni.so inside) and the Spark
+# plugin's shaded jar, copied to <build>/jars/rpmp-spark.jar. Tests are skipped here
+# (ctest runs them). Called by CMake target rpmp_java_jars, or by hand:
+#   client-java/build-jars.sh <cmake build dir>
+set -euo pipefail
+build_dir=$(cd "${1:?usage: build-jars.sh <cmake build dir>}" && pwd)
+repo_dir=$(cd "$(dirname "$0")/.." && pwd)
+mvn_cmd=(mvn -B -q ${RPMP_MVN_OPTS:-})
+
+"${mvn_cmd[@]}" -f "$repo_dir/client-java/pom.xml" install -DskipTests \
+  -Drpmp.native.dir="$build_dir/lib" -Drpmp.bin.dir="$build_dir/bin"
+if [[ -f "$repo_dir/spark-plugin/pom.xml" ]]; then
+  "${mvn_cmd[@]}" -f "$repo_dir/spark-plugin/pom.xml" package -DskipTests
+  mkdir -p "$build_dir/jars"
+  cp "$repo_dir/spark-plugin/target/rpmp-spark.jar" "$build_dir/jars/rpmp-spark.jar"
+  echo "built $build_dir/jars/rpmp-spark.jar"
+fi

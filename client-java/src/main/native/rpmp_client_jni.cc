@@ -1,0 +1,317 @@
+// JNI side of io.rpmp.client.RpmpClient: every native method of that class. Each
+// method takes the client handle (a NativeClient*), converts arguments, calls librpmp
+// and maps the Status through jni_util's table. Only RpmpClient.java calls these.
+#include <chrono>
+#include <utility>
+
+#include "jni_util.h"
+
+using rpmp_jni::ThrowIfError;
+using rpmp_jni::ToString;
+
+namespace {
+
+struct NativeClient {
+  std::unique_ptr<rpmp::Client> client;
+};
+
+rpmp::Client* C(jlong handle) { return reinterpret_cast<NativeClient*>(handle)->client.get(); }
+rpmp::Buffer* B(jlong handle) { return reinterpret_cast<rpmp::Buffer*>(handle); }
+
+rpmp::RecordRef Record(jlong tag, jlong length, jint crc, jint pool, jlong rma_addr,
+                       jlong rma_key) {
+  rpmp::RecordRef r;
+  r.tag = static_cast<uint64_t>(tag);
+  r.length = static_cast<uint64_t>(length);
+  r.crc = static_cast<uint32_t>(crc);
+  r.pool = static_cast<uint32_t>(pool);
+  r.rma_addr = static_cast<uint64_t>(rma_addr);
+  r.rma_key = static_cast<uint64_t>(rma_key);
+  return r;
+}
+
+rpmp::GlobalAddress Address(jlong node, jint pool, jlong offset) {
+  rpmp::GlobalAddress a;
+  a.node_id = static_cast<uint64_t>(node);
+  a.pool = static_cast<uint32_t>(pool);
+  a.offset = static_cast<uint64_t>(offset);
+  return a;
+}
+
+// Address of [offset, offset+len) inside a direct ByteBuffer; throws and returns null
+// when the buffer is not direct.
+char* DirectRange(JNIEnv* env, jobject byte_buffer, jlong offset) {
+  void* base = env->GetDirectBufferAddress(byte_buffer);
+  if (base == nullptr) {
+    ThrowIfError(env, rpmp::Status::InvalidArgument("not a direct ByteBuffer"));
+    return nullptr;
+  }
+  return static_cast<char*>(base) + offset;
+}
+
+// Waits for a zero-copy async call; used by the blocking zero-copy forms.
+rpmp::Status Await(std::future<rpmp::Status> f) { return f.get(); }
+
+}  // namespace
+
+extern "C" {
+
+JNIEXPORT jlong JNICALL Java_io_rpmp_client_RpmpClient_nativeConnect(
+    JNIEnv* env, jclass, jbyteArray server, jbyteArray provider, jlong timeout_ms, jbyteArray name,
+    jlong buffer_cache_bytes, jint max_inflight) {
+  RPMP_JNI_TRY
+  rpmp::ClientOptions options;
+  options.provider = ToString(env, provider);
+  options.timeout = std::chrono::milliseconds(timeout_ms);
+  options.name = ToString(env, name);
+  options.buffer_cache_bytes = static_cast<size_t>(buffer_cache_bytes);
+  options.max_inflight = static_cast<uint32_t>(max_inflight);
+  auto client = rpmp::Client::Connect(ToString(env, server), options);
+  if (ThrowIfError(env, client.status())) return 0;
+  auto* native = new NativeClient{std::move(client.value())};
+  return reinterpret_cast<jlong>(native);
+  RPMP_JNI_CATCH(env, 0)
+}
+
+JNIEXPORT void JNICALL Java_io_rpmp_client_RpmpClient_nativeClose(JNIEnv* env, jclass,
+                                                                   jlong h) {
+  RPMP_JNI_TRY
+  delete reinterpret_cast<NativeClient*>(h);
+  RPMP_JNI_CATCH(env, )
+}
+
+JNIEXPORT jlong JNICALL Java_io_rpmp_client_RpmpClient_nativeNodeId(JNIEnv* env, jclass,
+                                                                    jlong h) {
+  RPMP_JNI_TRY
+  return static_cast<jlong>(C(h)->NodeId());
+  RPMP_JNI_CATCH(env, 0)
+}
+
+JNIEXPORT jlong JNICALL Java_io_rpmp_client_RpmpClient_nativeAllocBuffer(JNIEnv* env, jclass,
+                                                                         jlong h, jlong size) {
+  RPMP_JNI_TRY
+  auto buf = C(h)->AllocBuffer(static_cast<size_t>(size));
+  if (ThrowIfError(env, buf.status())) return 0;
+  return reinterpret_cast<jlong>(new rpmp::Buffer(std::move(buf.value())));
+  RPMP_JNI_CATCH(env, 0)
+}
+
+// --- put / append ------------------------------------------------------------------
+
+JNIEXPORT void JNICALL Java_io_rpmp_client_RpmpClient_nativeWriteBuffer(
+    JNIEnv* env, jclass, jlong h, jboolean append, jbyteArray ns, jbyteArray key, jlong buf,
+    jlong size, jlong tag) {
+  RPMP_JNI_TRY
+  B(buf)->set_size(static_cast<size_t>(size));
+  std::string n = ToString(env, ns), k = ToString(env, key);
+  auto t = static_cast<uint64_t>(tag);
+  ThrowIfError(env, Await(append ? C(h)->AppendFuture(n, k, *B(buf), t)
+                                 : C(h)->PutFuture(n, k, *B(buf), t)));
+  RPMP_JNI_CATCH(env, )
+}
+
+JNIEXPORT void JNICALL Java_io_rpmp_client_RpmpClient_nativeWriteDirect(
+    JNIEnv* env, jclass, jlong h, jboolean append, jbyteArray ns, jbyteArray key,
+    jobject byte_buffer, jlong offset, jlong len, jlong tag) {
+  RPMP_JNI_TRY
+  char* data = DirectRange(env, byte_buffer, offset);
+  if (data == nullptr) return;
+  std::string n = ToString(env, ns), k = ToString(env, key);
+  auto t = static_cast<uint64_t>(tag);
+  auto l = static_cast<size_t>(len);
+  ThrowIfError(env, append ? C(h)->Append(n, k, data, l, t) : C(h)->Put(n, k, data, l, t));
+  RPMP_JNI_CATCH(env, )
+}
+
+JNIEXPORT void JNICALL Java_io_rpmp_client_RpmpClient_nativeWriteBufferAsync(
+    JNIEnv* env, jclass, jlong h, jboolean append, jbyteArray ns, jbyteArray key, jlong buf,
+    jlong size, jlong tag, jobject result) {
+  RPMP_JNI_TRY
+  B(buf)->set_size(static_cast<size_t>(size));
+  std::string n = ToString(env, ns), k = ToString(env, key);
+  auto done = rpmp_jni::CompleteJava(env, result);
+  if (append) {
+    C(h)->AppendAsync(n, k, *B(buf), static_cast<uint64_t>(tag), std::move(done));
+  } else {
+    C(h)->PutAsync(n, k, *B(buf), static_cast<uint64_t>(tag), std::move(done));
+  }
+  RPMP_JNI_CATCH(env, )
+}
+
+// --- get / meta / records ----------------------------------------------------------
+
+JNIEXPORT jlong JNICALL Java_io_rpmp_client_RpmpClient_nativeGet(JNIEnv* env, jclass, jlong h,
+                                                                 jbyteArray ns, jbyteArray key,
+                                                                 jlong buf) {
+  RPMP_JNI_TRY
+  if (ThrowIfError(env, C(h)->Get(ToString(env, ns), ToString(env, key), B(buf)))) return -1;
+  return static_cast<jlong>(B(buf)->size());
+  RPMP_JNI_CATCH(env, -1)
+}
+
+JNIEXPORT void JNICALL Java_io_rpmp_client_RpmpClient_nativeGetAsync(
+    JNIEnv* env, jclass, jlong h, jbyteArray ns, jbyteArray key, jlong buf, jobject result) {
+  RPMP_JNI_TRY
+  C(h)->GetAsync(ToString(env, ns), ToString(env, key), B(buf),
+                 rpmp_jni::CompleteJava(env, result));
+  RPMP_JNI_CATCH(env, )
+}
+
+JNIEXPORT jobject JNICALL Java_io_rpmp_client_RpmpClient_nativeGetMeta(JNIEnv* env, jclass,
+                                                                       jlong h, jbyteArray ns,
+                                                                       jbyteArray key) {
+  RPMP_JNI_TRY
+  auto meta = C(h)->GetMeta(ToString(env, ns), ToString(env, key));
+  if (ThrowIfError(env, meta.status())) return nullptr;
+  const auto& refs = rpmp_jni::Refs();
+  jobjectArray records = env->NewObjectArray(static_cast<jsize>(meta->records.size()),
+                                             refs.record_ref, nullptr);
+  if (records == nullptr) return nullptr;
+  for (size_t i = 0; i < meta->records.size(); ++i) {
+    const auto& r = meta->records[i];
+    jobject rec = env->NewObject(refs.record_ref, refs.record_ref_ctor,
+                                 static_cast<jlong>(r.tag), static_cast<jlong>(r.length),
+                                 static_cast<jint>(r.crc), static_cast<jint>(r.pool),
+                                 static_cast<jlong>(r.rma_addr), static_cast<jlong>(r.rma_key));
+    if (rec == nullptr) return nullptr;
+    env->SetObjectArrayElement(records, static_cast<jsize>(i), rec);
+    env->DeleteLocalRef(rec);
+  }
+  return env->NewObject(refs.object_meta, refs.object_meta_ctor,
+                        static_cast<jlong>(meta->total_length), records);
+  RPMP_JNI_CATCH(env, nullptr)
+}
+
+JNIEXPORT void JNICALL Java_io_rpmp_client_RpmpClient_nativeReadRecord(
+    JNIEnv* env, jclass, jlong h, jlong tag, jlong length, jint crc, jint pool, jlong rma_addr,
+    jlong rma_key, jlong buf, jlong dst_offset) {
+  RPMP_JNI_TRY
+  ThrowIfError(env, C(h)->ReadRecord(Record(tag, length, crc, pool, rma_addr, rma_key), B(buf),
+                                     static_cast<size_t>(dst_offset)));
+  RPMP_JNI_CATCH(env, )
+}
+
+JNIEXPORT void JNICALL Java_io_rpmp_client_RpmpClient_nativeReadRecordAsync(
+    JNIEnv* env, jclass, jlong h, jlong tag, jlong length, jint crc, jint pool, jlong rma_addr,
+    jlong rma_key, jlong buf, jlong dst_offset, jobject result) {
+  RPMP_JNI_TRY
+  C(h)->ReadRecordAsync(Record(tag, length, crc, pool, rma_addr, rma_key), B(buf),
+                        static_cast<size_t>(dst_offset), rpmp_jni::CompleteJava(env, result));
+  RPMP_JNI_CATCH(env, )
+}
+
+// --- keys and namespaces -----------------------------------------------------------
+
+JNIEXPORT void JNICALL Java_io_rpmp_client_RpmpClient_nativeDelete(JNIEnv* env, jclass, jlong h,
+                                                                   jbyteArray ns,
+                                                                   jbyteArray key) {
+  RPMP_JNI_TRY
+  ThrowIfError(env, C(h)->Delete(ToString(env, ns), ToString(env, key)));
+  RPMP_JNI_CATCH(env, )
+}
+
+JNIEXPORT jobjectArray JNICALL Java_io_rpmp_client_RpmpClient_nativeList(
+    JNIEnv* env, jclass, jlong h, jbyteArray ns, jbyteArray start_after, jlong max) {
+  RPMP_JNI_TRY
+  auto keys = C(h)->List(ToString(env, ns), ToString(env, start_after), static_cast<size_t>(max));
+  if (ThrowIfError(env, keys.status())) return nullptr;
+  const auto& refs = rpmp_jni::Refs();
+  jobjectArray out =
+      env->NewObjectArray(static_cast<jsize>(keys->size()), refs.key_info, nullptr);
+  if (out == nullptr) return nullptr;
+  for (size_t i = 0; i < keys->size(); ++i) {
+    const auto& k = (*keys)[i];
+    jbyteArray name = rpmp_jni::ToByteArray(env, k.key);
+    if (name == nullptr) return nullptr;
+    jobject info = env->NewObject(refs.key_info, refs.key_info_ctor, name,
+                                  static_cast<jlong>(k.total_length), static_cast<jint>(k.records));
+    if (info == nullptr) return nullptr;
+    env->SetObjectArrayElement(out, static_cast<jsize>(i), info);
+    env->DeleteLocalRef(info);
+    env->DeleteLocalRef(name);
+  }
+  return out;
+  RPMP_JNI_CATCH(env, nullptr)
+}
+
+JNIEXPORT void JNICALL Java_io_rpmp_client_RpmpClient_nativeDeleteNamespace(JNIEnv* env, jclass,
+                                                                            jlong h,
+                                                                            jbyteArray ns) {
+  RPMP_JNI_TRY
+  ThrowIfError(env, C(h)->DeleteNamespace(ToString(env, ns)));
+  RPMP_JNI_CATCH(env, )
+}
+
+JNIEXPORT jobject JNICALL Java_io_rpmp_client_RpmpClient_nativeStat(JNIEnv* env, jclass,
+                                                                    jlong h) {
+  RPMP_JNI_TRY
+  auto stats = C(h)->Stat();
+  if (ThrowIfError(env, stats.status())) return nullptr;
+  const auto& refs = rpmp_jni::Refs();
+  jobjectArray pools =
+      env->NewObjectArray(static_cast<jsize>(stats->pools.size()), refs.pool_info, nullptr);
+  if (pools == nullptr) return nullptr;
+  for (size_t i = 0; i < stats->pools.size(); ++i) {
+    const auto& p = stats->pools[i];
+    jbyteArray path = rpmp_jni::ToByteArray(env, p.path);
+    jbyteArray medium = rpmp_jni::ToByteArray(env, p.medium);
+    if (path == nullptr || medium == nullptr) return nullptr;
+    jobject info = env->NewObject(refs.pool_info, refs.pool_info_ctor, path, medium,
+                                  static_cast<jlong>(p.capacity), static_cast<jlong>(p.used),
+                                  static_cast<jlong>(p.free));
+    if (info == nullptr) return nullptr;
+    env->SetObjectArrayElement(pools, static_cast<jsize>(i), info);
+    env->DeleteLocalRef(info);
+    env->DeleteLocalRef(path);
+    env->DeleteLocalRef(medium);
+  }
+  return env->NewObject(refs.server_stats, refs.server_stats_ctor,
+                        static_cast<jlong>(stats->node_id), static_cast<jlong>(stats->namespaces),
+                        static_cast<jlong>(stats->keys), static_cast<jlong>(stats->records),
+                        static_cast<jlong>(stats->live_bytes), pools);
+  RPMP_JNI_CATCH(env, nullptr)
+}
+
+// --- raw memory ---------------------------------------------------------------------
+
+JNIEXPORT jobject JNICALL Java_io_rpmp_client_RpmpClient_nativeAlloc(JNIEnv* env, jclass, jlong h,
+                                                                     jlong size) {
+  RPMP_JNI_TRY
+  auto addr = C(h)->Alloc(static_cast<uint64_t>(size));
+  if (ThrowIfError(env, addr.status())) return nullptr;
+  const auto& refs = rpmp_jni::Refs();
+  return env->NewObject(refs.global_address, refs.global_address_ctor,
+                        static_cast<jlong>(addr->node_id), static_cast<jint>(addr->pool),
+                        static_cast<jlong>(addr->offset));
+  RPMP_JNI_CATCH(env, nullptr)
+}
+
+JNIEXPORT void JNICALL Java_io_rpmp_client_RpmpClient_nativeFree(JNIEnv* env, jclass, jlong h,
+                                                                 jlong node, jint pool,
+                                                                 jlong offset) {
+  RPMP_JNI_TRY
+  ThrowIfError(env, C(h)->Free(Address(node, pool, offset)));
+  RPMP_JNI_CATCH(env, )
+}
+
+JNIEXPORT void JNICALL Java_io_rpmp_client_RpmpClient_nativeRawWrite(
+    JNIEnv* env, jclass, jlong h, jlong node, jint pool, jlong offset, jobject byte_buffer,
+    jlong buffer_offset, jlong len) {
+  RPMP_JNI_TRY
+  char* data = DirectRange(env, byte_buffer, buffer_offset);
+  if (data == nullptr) return;
+  ThrowIfError(env, C(h)->Write(Address(node, pool, offset), data, static_cast<size_t>(len)));
+  RPMP_JNI_CATCH(env, )
+}
+
+JNIEXPORT void JNICALL Java_io_rpmp_client_RpmpClient_nativeRawRead(
+    JNIEnv* env, jclass, jlong h, jlong node, jint pool, jlong offset, jobject byte_buffer,
+    jlong buffer_offset, jlong len) {
+  RPMP_JNI_TRY
+  char* data = DirectRange(env, byte_buffer, buffer_offset);
+  if (data == nullptr) return;
+  ThrowIfError(env, C(h)->Read(Address(node, pool, offset), data, static_cast<size_t>(len)));
+  RPMP_JNI_CATCH(env, )
+}
+
+}  // extern "C"

@@ -1,0 +1,67 @@
+#!/usr/bin/env bash
+# Integration test of the RPMP shuffle plugin on real Spark: starts an rpmp-server,
+# runs spark_it_job.py with spark-submit --master local-cluster[2,1,1024] once with
+# spark.shuffle.manager=io.rpmp.spark.PmofShuffleManager and once with Spark's sort
+# shuffle, and compares the results. Needs pyspark==4.2.0 (spark-submit on PATH or
+# SPARK_SUBMIT set) and a build with <build>/bin/rpmp-server and <build>/jars/rpmp-spark.jar.
+#   spark-plugin/src/test/integration/run-spark-it.sh <cmake build dir>
+set -euo pipefail
+build_dir=$(cd "${1:?usage: run-spark-it.sh <cmake build dir>}" && pwd)
+here=$(cd "$(dirname "$0")" && pwd)
+spark_submit=${SPARK_SUBMIT:-$(command -v spark-submit || true)}
+[[ -x "$spark_submit" ]] || { echo "spark-submit not found (pip install pyspark==4.2.0)"; exit 2; }
+jar="$build_dir/jars/rpmp-spark.jar"
+[[ -f "$jar" ]] || { echo "missing $jar (run client-java/build-jars.sh $build_dir)"; exit 2; }
+python_bin=${PYSPARK_PYTHON:-$(dirname "$spark_submit")/python3}
+[[ -x "$python_bin" ]] || python_bin=$(command -v python3)
+export PYSPARK_PYTHON="$python_bin" PYSPARK_DRIVER_PYTHON="$python_bin"
+
+work=$(mktemp -d /tmp/rpmp-spark-it.XXXXXX)
+port=$("$python_bin" -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+pool="/dev/shm/rpmp-spark-it-$$.pool"
+"$build_dir/bin/rpmp-server" --listen "127.0.0.1:$port" --pool "$pool:2G" --segment-size 16M \
+  > "$work/server.log" 2>&1 &
+server_pid=$!
+cleanup() { kill "$server_pid" 2>/dev/null || true; wait "$server_pid" 2>/dev/null || true; rm -f "$pool"; }
+trap cleanup EXIT
+for _ in $(seq 100); do
+  (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null && break
+  sleep 0.1
+done
+
+common=(--master "local-cluster[2,1,1024]" --driver-memory 1g
+  --conf spark.ui.enabled=false --conf spark.sql.adaptive.enabled=true
+  --conf spark.speculation=true --conf spark.speculation.quantile=0.5
+  --conf spark.speculation.multiplier=1.5 --conf spark.speculation.minTaskRuntime=100ms
+  --conf spark.sql.shuffle.partitions=8)
+rpmp=(--conf spark.shuffle.manager=io.rpmp.spark.PmofShuffleManager
+  --conf "spark.rpmp.server=127.0.0.1:$port" --conf spark.rpmp.fallback=fail
+  --conf spark.rpmp.pushBufferSize=256k
+  --conf "spark.driver.extraClassPath=$jar" --conf "spark.executor.extraClassPath=$jar")
+
+echo "== RPMP shuffle (server 127.0.0.1:$port)"
+"$spark_submit" "${common[@]}" "${rpmp[@]}" "$here/spark_it_job.py" "$work/rpmp.json" \
+  > "$work/rpmp.log" 2>&1 || { tail -50 "$work/rpmp.log"; echo "RPMP run failed"; exit 1; }
+echo "== Spark sort shuffle"
+"$spark_submit" "${common[@]}" "$here/spark_it_job.py" "$work/sort.json" \
+  > "$work/sort.log" 2>&1 || { tail -50 "$work/sort.log"; echo "sort run failed"; exit 1; }
+
+grep -q "Shuffle .* stored in RPMP namespace" "$work/rpmp.log" \
+  || { echo "RPMP run did not use RPMP"; exit 1; }
+passed=0 failed=0
+for check in $("$python_bin" -c 'import json,sys; print(" ".join(k for k in sorted(json.load(open(sys.argv[1]))) if "executor" not in k))' "$work/sort.json"); do
+  a=$("$python_bin" -c 'import json,sys; print(json.load(open(sys.argv[1])).get(sys.argv[2]))' "$work/rpmp.json" "$check")
+  b=$("$python_bin" -c 'import json,sys; print(json.load(open(sys.argv[1])).get(sys.argv[2]))' "$work/sort.json" "$check")
+  if [[ "$a" == "$b" ]]; then echo "ok   $check"; passed=$((passed+1));
+  else echo "FAIL $check: rpmp=$a sort=$b"; failed=$((failed+1)); fi
+done
+# Executor loss: RPMP keeps map outputs (no map task reruns); sort shuffle must rerun them.
+value() { "$python_bin" -c 'import json,sys; print(json.load(open(sys.argv[1]))[sys.argv[2]])' "$1" "$2"; }
+rpmp_rerun=$(value "$work/rpmp.json" map_tasks_rerun_after_executor_loss)
+sort_rerun=$(value "$work/sort.json" map_tasks_rerun_after_executor_loss)
+echo "map tasks rerun after killing $(value "$work/rpmp.json" executors_killed) executors: rpmp=$rpmp_rerun sort=$sort_rerun"
+if [[ "$rpmp_rerun" == 0 ]]; then echo "ok   executor loss keeps RPMP map outputs"; passed=$((passed+1));
+else echo "FAIL executor loss made RPMP rerun $rpmp_rerun map tasks"; failed=$((failed+1)); fi
+echo "logs in $work"
+echo "$passed passed, $failed failed"
+[[ $failed -eq 0 ]]
