@@ -12,8 +12,12 @@ packages=(
   etcd-server etcd-client
   catch2 libyaml-cpp-dev
   clang libclang-rt-14-dev
-  iperf3 procps psmisc
+  iperf3 procps psmisc python3-venv
 )
+# Java and Maven come with the build machines; install Debian's when they are missing.
+command -v javac >/dev/null 2>&1 || packages+=(openjdk-17-jdk-headless)
+command -v mvn >/dev/null 2>&1 || packages+=(maven)
+command -v go >/dev/null 2>&1 || [ -x /usr/local/go/bin/go ] || packages+=(golang-go)
 
 missing=()
 for p in "${packages[@]}"; do

@@ -9,10 +9,12 @@ quick=0
 [ "${1:-}" = "--quick" ] && quick=1
 
 deploy/install-deps.sh
-echo "== build (RelWithDebInfo)"
-BUILD_DIR=build deploy/build.sh
+PATH="$(deploy/install-spark.sh):$PATH"
+export PATH
+echo "== build (RelWithDebInfo, with the Java client and the Spark plugin)"
+BUILD_DIR=build deploy/build.sh -DRPMP_JAVA=ON
 echo "== tests"
-ctest --test-dir build --output-on-failure -j 2 --timeout 600
+ctest --test-dir build --output-on-failure -j 2 --timeout 1200
 
 if [ "$quick" -eq 0 ]; then
   echo "== build with AddressSanitizer + UndefinedBehaviorSanitizer"

@@ -7,6 +7,7 @@
 #include <rdma/fi_endpoint.h>
 #include <rdma/fi_errno.h>
 
+#include <cstdlib>
 #include <cstring>
 
 #include "common/log.h"
@@ -50,6 +51,9 @@ StatusOr<std::unique_ptr<Fabric>> Fabric::Open(const FabricOptions& options) {
 }
 
 Status Fabric::OpenResources(const FabricOptions& o) {
+  // libfabric's psm provider loads libinfinipath, which installs SIGSEGV/SIGBUS
+  // handlers unless told not to; they hide real crashes (and break JVMs).
+  setenv("IPATH_NO_BACKTRACE", "1", 0);
   fi_info* hints = MakeHints(*traits_);
   const char* node = o.node.empty() ? nullptr : o.node.c_str();
   const char* service = o.service.empty() ? nullptr : o.service.c_str();
