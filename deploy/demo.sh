@@ -7,8 +7,9 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 deploy/install-deps.sh
-echo "== build"
-BUILD_DIR=build deploy/build.sh
+PATH="$(deploy/install-spark.sh):$PATH"
+echo "== build (C++, Go proxy, Java client and Spark plugin)"
+BUILD_DIR=build deploy/build.sh -DRPMP_JAVA=ON
 BIN=build/bin
 RUN=$(mktemp -d /tmp/rpmp-demo.XXXXXX)
 POOL=/dev/shm/rpmp-demo-$$.pool
@@ -51,6 +52,14 @@ start_server
 printf '   after restart: '; $CTL get demo greeting -
 $CTL get demo blob "$RUN/blob.back2" && cmp "$RUN/blob" "$RUN/blob.back2" && echo "   8 MiB blob intact"
 $CTL stat | sed 's/^/   /'
+echo "== a Spark job (pyspark 4.2.0, local-cluster with 2 executor JVMs) shuffling through RPMP"
+JAR=$(pwd)/build/jars/rpmp-spark.jar
+spark-submit --master "local-cluster[2,1,1024]" --driver-memory 1g \
+  --conf spark.ui.enabled=false --conf spark.shuffle.manager=io.rpmp.spark.PmofShuffleManager \
+  --conf spark.rpmp.server="$SERVER" --conf spark.rpmp.fallback=fail \
+  --conf spark.driver.extraClassPath="$JAR" --conf spark.executor.extraClassPath="$JAR" \
+  deploy/spark_demo.py 2>"$RUN/spark.log" | sed 's/^/   /'
+printf '   after the Spark application (it deletes its shuffles), the server holds: '; $CTL stat | grep -o 'namespaces [0-9]* keys [0-9]*'
 echo "== benchmark (2 s per workload)"
 "$BIN/rpmp-bench" --server "$SERVER" --workloads put,get --sizes 4k,1m --threads 2 --depth 4 --seconds 2
 echo "== done (logs in $RUN)"
