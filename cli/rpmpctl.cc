@@ -14,14 +14,20 @@
 #include <string>
 #include <vector>
 
+#include "cli/cluster_commands.h"
 #include "common/config_util.h"
+#include "proto/proxy_client.h"
 #include "rpmp/client.h"
+#include "rpmp/cluster.h"
 
 namespace rpmp {
 namespace {
 
 constexpr const char* kUsage =
-    "usage: rpmpctl --server HOST:PORT [--timeout DURATION] [--provider P] COMMAND ...\n"
+    "usage: rpmpctl (--server HOST:PORT | --proxy HOST:PORT[,HOST:PORT]) [--timeout DURATION]\n"
+    "               [--provider P] COMMAND ...\n"
+    "  without --server and --proxy, RPMP_PROXIES (HOST:PORT,...) names the proxies;\n"
+    "  with proxies, data commands go to the right servers of the cluster.\n"
     "commands:\n"
     "  put NS KEY FILE [--tag N]     store FILE ('-' = stdin) as the only record of KEY\n"
     "  append NS KEY FILE [--tag N]  add FILE as one more record of KEY\n"
@@ -32,10 +38,15 @@ constexpr const char* kUsage =
     "  rmns NS                       delete namespace NS and everything in it\n"
     "  stat                          node id, pools, space, counts\n"
     "  alloc SIZE                    allocate raw memory; prints its global address\n"
-    "  write ADDR FILE | read ADDR LEN FILE | free ADDR   raw memory\n";
+    "  write ADDR FILE | read ADDR LEN FILE | free ADDR   raw memory\n"
+    "cluster commands (proxies only):\n"
+    "  nodes                         node map: id, endpoint, state, used/free; the leader\n"
+    "  ns create NAME [--replicas R] [--min-replicas M] [--ttl DURATION]\n"
+    "  ns ls [PREFIX] | ns show NAME | ns rm NAME [--recursive]\n"
+    "  drain NODE [--cancel]         move a node's namespaces elsewhere\n";
 
 struct Args {
-  std::string server, provider = "tcp;ofi_rxm", timeout = "30s";
+  std::string server, proxy, provider = "tcp;ofi_rxm", timeout = "30s";
   std::vector<std::string> words;
   std::map<std::string, std::string> opts;  // --tag
 };
@@ -175,20 +186,28 @@ int Main(int argc, char** argv) {
   for (int i = 1; i < argc; i++) {
     std::string s = argv[i];
     if (s == "--help" || s == "-h") { std::fputs(kUsage, stdout); return 0; }
+    if (s == "--recursive" || s == "--cancel") {
+      a.opts[s] = "1";
+      continue;
+    }
     if (s.rfind("--", 0) == 0 && s.size() > 2) {
       if (i + 1 >= argc) return Usage("flag " + s + " needs a value");
       std::string v = argv[++i];
       if (s == "--server") a.server = v;
       else if (s == "--provider") a.provider = v;
       else if (s == "--timeout") a.timeout = v;
-      else if (s == "--tag") a.opts[s] = v;
+      else if (s == "--proxy") a.proxy = v;
+      else if (s == "--tag" || s == "--replicas" || s == "--min-replicas" || s == "--ttl") a.opts[s] = v;
       else return Usage("unknown flag " + s);
     } else {
       a.words.push_back(s);
     }
   }
   if (a.words.empty()) return Usage("no command given");
-  if (a.server.empty()) return Usage("no server given: use --server HOST:PORT");
+  std::vector<std::string> proxies = a.server.empty() ? ProxiesFromFlagOrEnv(a.proxy) : SplitProxyList(a.proxy);
+  if (IsClusterCommand(a.words[0])) return RunClusterCommand(proxies, a.words, a.opts);
+  if (a.server.empty() && proxies.empty())
+    return Usage("no server given: use --server HOST:PORT, --proxy HOST:PORT or RPMP_PROXIES");
   StatusOr<std::chrono::milliseconds> timeout = ParseDuration(a.timeout);
   if (!timeout.ok()) return Usage(timeout.status().message());
   ClientOptions o;
@@ -196,7 +215,15 @@ int Main(int argc, char** argv) {
   o.timeout = *timeout;
   o.name = "rpmpctl";
   o.max_inflight = 4;
-  StatusOr<std::unique_ptr<Client>> c = Client::Connect(a.server, o);
+  StatusOr<std::unique_ptr<Client>> c = Status::Ok();
+  if (a.server.empty()) {
+    ClusterOptions co;
+    co.client = o;
+    co.retry_for = *timeout;
+    c = Client::ConnectCluster(proxies, co);
+  } else {
+    c = Client::Connect(a.server, o);
+  }
   if (!c.ok()) return Fail(c.status());
   return RunCommand(**c, a);
 }

@@ -41,6 +41,10 @@ enum HeaderFlags : uint16_t {
   kFlagResponse = 1,  // set on every response
   kFlagInline = 2,    // the payload is inside the body
   kFlagRma = 4,       // the frame names an RMA buffer of the sender
+  // Cluster mode: a put/append/del/deletens sent by a namespace's primary to another
+  // member (replication, repair). The receiver stores it as is and does not replicate
+  // it further. A v1 peer that does not know the flag ignores it (a plain write).
+  kFlagReplica = 8,
 };
 
 // A registered buffer on the frame's sender, for the receiver's RMA.

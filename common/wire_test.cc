@@ -46,6 +46,25 @@ TEST_CASE("put with inline payload round-trips") {
   CHECK(d.crc == 1234);
 }
 
+TEST_CASE("the replica flag (cluster mode) round-trips with inline and RMA payloads") {
+  Request r = PutInline("copy");
+  r.h.flags = kFlagInline | kFlagReplica;
+  std::string frame = Encode(r);
+  Request d;
+  REQUIRE(DecodeRequest(frame.data(), frame.size(), &d).ok());
+  CHECK((d.h.flags & kFlagReplica) != 0);
+  CHECK(d.inline_data == "copy");
+  Request del;
+  del.h.op = Op::kDel;
+  del.h.flags = kFlagReplica;
+  del.ns = "n";
+  del.key = "k";
+  frame = Encode(del);
+  REQUIRE(DecodeRequest(frame.data(), frame.size(), &d).ok());
+  CHECK(d.h.flags == kFlagReplica);
+  CHECK(d.key == "k");
+}
+
 TEST_CASE("append by RMA and read requests round-trip") {
   Request r;
   r.h.op = Op::kAppend;

@@ -38,7 +38,7 @@ std::vector<std::string> SplitComma(const std::string& s) {
 const char* ServerUsage() {
   return "usage: rpmp-server [--config FILE] [--listen HOST:PORT] [--pool PATH:SIZE]...\n"
          "                   [--provider tcp;ofi_rxm|verbs;ofi_rxm|shm] [--segment-size SIZE]\n"
-         "                   [--proxy HOST:PORT[,HOST:PORT]]\n"
+         "                   [--proxy HOST:PORT[,HOST:PORT]] [--replication-timeout DURATION]\n"
          "  --pool may be repeated; a missing pool file is created with SIZE,\n"
          "  an existing one is reopened (SIZE is then ignored). Devdax: --pool /dev/dax0.0:0\n";
 }
@@ -64,6 +64,7 @@ Status LoadServerConfigFile(const std::string& path, ServerConfig* c) {
       else if (k == "max_inflight_per_client") c->max_inflight_per_client = v.as<uint32_t>();
       else if (k == "commit_threads") c->commit_threads = v.as<uint32_t>();
       else if (k == "drain_timeout") { RPMP_ASSIGN_OR_RETURN(c->drain_timeout, ParseDuration(v.as<std::string>())); }
+      else if (k == "replication_timeout") { RPMP_ASSIGN_OR_RETURN(c->replication_timeout, ParseDuration(v.as<std::string>())); }
       else if (k == "proxies") { for (const auto& p : v) c->proxies.push_back(p.as<std::string>()); }
       else if (k == "pools") {
         for (const auto& p : v) {
@@ -114,6 +115,7 @@ StatusOr<ServerConfig> LoadServerConfig(int argc, char** argv) {
     else if (f == "--provider") c.provider = v;
     else if (f == "--segment-size") { RPMP_ASSIGN_OR_RETURN(c.segment_size, ParseSize(v)); }
     else if (f == "--proxy") c.proxies = SplitComma(v);
+    else if (f == "--replication-timeout") { RPMP_ASSIGN_OR_RETURN(c.replication_timeout, ParseDuration(v)); }
     else if (f == "--pool") {
       if (!pools_from_flags) c.pools.clear();
       pools_from_flags = true;

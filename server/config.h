@@ -27,6 +27,8 @@ struct ServerConfig {
   uint32_t commit_threads = 1;             // persist + commit off the progress thread
   std::chrono::milliseconds drain_timeout{10000};
   std::vector<std::string> proxies;        // HOST:PORT of rpmp-proxy (cluster mode)
+  // Cluster mode: how long a write may wait for its replicas (docs/cluster.md).
+  std::chrono::milliseconds replication_timeout{10000};
 };
 
 // Parses argv (flags: --listen, --provider, --pool PATH:SIZE (repeatable),

@@ -60,9 +60,7 @@ void Server::HandleWrite(Slot* s) {
   counters_.bytes_in.fetch_add(q.length, std::memory_order_relaxed);
   if (q.h.flags & wire::kFlagInline) {
     if (q.length > 0) std::memcpy(s->reservation.payload(), q.inline_data.data(), q.length);
-    Status st = store_->Commit(&s->reservation);
-    s->reservation.Reset();
-    return st.ok() ? Reply(s) : ReplyError(s, st);
+    return CommitOrCoordinate(s);
   }
   s->rma_ops.resize(1);
   s->rma_ops[0].slot = s;
@@ -77,14 +75,33 @@ void Server::HandleWrite(Slot* s) {
 }
 
 void Server::FinishWrite(Slot* s) {
-  Status st;
-  if (s->req.h.op == wire::Op::kWrite) {
-    store_->PersistRaw(s->raw, s->req.length);
-  } else {
-    st = store_->Commit(&s->reservation);
+  if (s->req.h.op != wire::Op::kWrite) return CommitOrCoordinate(s);
+  store_->PersistRaw(s->raw, s->req.length);
+  Reply(s);
+}
+
+bool Server::Coordinated(const Slot* s) const {
+  return coordinator_ != nullptr && !(s->req.h.flags & wire::kFlagReplica);
+}
+
+void Server::CommitOrCoordinate(Slot* s) {
+  if (!Coordinated(s)) {
+    Status st = store_->Commit(&s->reservation);
     s->reservation.Reset();
+    return st.ok() ? Reply(s) : ReplyError(s, st);
   }
-  st.ok() ? Reply(s) : ReplyError(s, st);
+  const wire::Request& q = s->req;
+  WriteSpec spec;
+  spec.ns = std::string(q.ns);
+  spec.key = std::string(q.key);
+  spec.kind = q.h.op == wire::Op::kPut ? WriteKind::kPut : WriteKind::kAppend;
+  spec.tag = q.tag;
+  spec.length = q.length;
+  spec.crc = q.crc;
+  coordinator_->SubmitWrite(spec, &s->reservation, [this, s](const Status& st) {
+    s->reservation.Reset();
+    st.ok() ? Reply(s) : ReplyError(s, st);
+  });
 }
 
 void Server::OnRmaDone(Slot* s, const Status& st) {
@@ -204,7 +221,13 @@ void Server::HandleStat(Slot* s) {
 void Server::HandleSimple(Slot* s) {
   Status st;
   switch (s->req.h.op) {
-    case wire::Op::kDel: st = store_->Delete(std::string(s->req.ns), std::string(s->req.key)); break;
+    case wire::Op::kDel:
+      if (Coordinated(s)) {
+        return coordinator_->SubmitDelete(std::string(s->req.ns), std::string(s->req.key),
+                                          [this, s](const Status& st) { st.ok() ? Reply(s) : ReplyError(s, st); });
+      }
+      st = store_->Delete(std::string(s->req.ns), std::string(s->req.key));
+      break;
     case wire::Op::kDeleteNs: st = store_->DeleteNamespace(std::string(s->req.ns)); break;
     case wire::Op::kBye: sessions_.erase(s->req.h.session); break;
     default: st = Status::Unimplemented("op not served here"); break;

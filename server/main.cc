@@ -10,6 +10,7 @@
 
 #include "common/config_util.h"
 #include "common/log.h"
+#include "server/cluster/cluster_mode.h"
 #include "server/config.h"
 #include "server/server.h"
 #include "server/store/open_store.h"
@@ -44,12 +45,16 @@ int Run(int argc, char** argv) {
     std::fprintf(stderr, "rpmp-server: cannot open pools: %s\n", store.status().message().c_str());
     return 1;
   }
-  StatusOr<std::unique_ptr<Server>> server = Server::Start(*config, store->get());
+  std::unique_ptr<ClusterMode> cluster;  // with --proxy only
+  if (!config->proxies.empty()) cluster = ClusterMode::Create(*config, store->get());
+  StatusOr<std::unique_ptr<Server>> server =
+      Server::Start(*config, store->get(), cluster ? cluster->coordinator() : nullptr);
   if (!server.ok()) {
     std::fprintf(stderr, "rpmp-server: cannot serve on %s: %s\n", config->listen.c_str(),
                  server.status().ToString().c_str());
     return 1;
   }
+  if (cluster) cluster->Start();
   std::printf("rpmp-server ready listen=%s node=%016llx\n", config->listen.c_str(),
               static_cast<unsigned long long>((*store)->NodeId()));
   std::fflush(stdout);
@@ -59,6 +64,7 @@ int Run(int argc, char** argv) {
   RPMP_LOG_INFO("signal %d: stopping", sig);
   (*server)->RequestShutdown();
   (*server)->Wait();
+  if (cluster) cluster->Stop();
   server->reset();
   store->reset();  // closes the pools
   RPMP_LOG_INFO("stopped cleanly");

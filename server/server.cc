@@ -13,8 +13,10 @@ namespace rpmp {
 
 Server::Server(const ServerConfig& config, Store* store) : config_(config), store_(store) {}
 
-StatusOr<std::unique_ptr<Server>> Server::Start(const ServerConfig& config, Store* store) {
+StatusOr<std::unique_ptr<Server>> Server::Start(const ServerConfig& config, Store* store,
+                                                WriteCoordinator* coordinator) {
   std::unique_ptr<Server> s(new Server(config, store));
+  s->coordinator_ = coordinator;
   RPMP_RETURN_IF_ERROR(s->Setup());
   s->progress_ = std::thread([p = s.get()] { p->ProgressLoop(); });
   for (uint32_t i = 0; i < config.commit_threads; i++)

@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "common/wire.h"
+#include "server/cluster/write_coordinator.h"
 #include "server/config.h"
 #include "server/store/store.h"
 #include "transport/fabric.h"
@@ -31,8 +32,10 @@ struct Slot;
 class Server {
  public:
   // Opens the fabric endpoint on config.listen, registers the store's memory and
-  // starts the threads. `store` must outlive the Server.
-  static StatusOr<std::unique_ptr<Server>> Start(const ServerConfig& config, Store* store);
+  // starts the threads. `store` must outlive the Server. In cluster mode client
+  // writes and deletes go through `coordinator` (which must outlive the Server too).
+  static StatusOr<std::unique_ptr<Server>> Start(const ServerConfig& config, Store* store,
+                                                 WriteCoordinator* coordinator = nullptr);
   ~Server();
 
   // Stops taking new work, finishes what is in flight (up to the drain timeout), stops.
@@ -67,6 +70,9 @@ class Server {
   void HandleSimple(Slot* s);
   void OnRmaDone(Slot* s, const Status& st);
   void FinishWrite(Slot* s);  // on a commit thread
+  // Cluster mode: true when the request must go through coordinator_.
+  bool Coordinated(const Slot* s) const;
+  void CommitOrCoordinate(Slot* s);
 
   // Replies with the slot's response (status set by the caller) and recycles the slot
   // once the send completes.
@@ -77,6 +83,7 @@ class Server {
 
   ServerConfig config_;
   Store* store_;
+  WriteCoordinator* coordinator_ = nullptr;
   std::unique_ptr<Fabric> fabric_;
   std::vector<std::unique_ptr<MemoryRegion>> pool_mrs_;  // by pool index
   std::unique_ptr<MemoryRegion> slot_mr_;

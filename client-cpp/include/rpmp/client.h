@@ -53,6 +53,7 @@ struct RecordRef {
   uint32_t pool = 0;
   uint64_t rma_addr = 0;
   uint64_t rma_key = 0;
+  uint64_t node_id = 0;  // cluster mode: the replica that listed it (0 = this server)
 };
 
 struct ObjectMeta {
@@ -107,12 +108,19 @@ class Buffer {
 
 using Callback = std::function<void(Status)>;
 
+struct ClusterOptions;  // rpmp/cluster.h
+
 class Client {
  public:
   // Connects to the rpmp-server at "host:port". Unavailable when it cannot be
   // reached within options.timeout.
   static StatusOr<std::unique_ptr<Client>> Connect(const std::string& server,
                                                    const ClientOptions& options = {});
+  // Cluster mode (rpmp/cluster.h): talks to the cluster behind these proxies
+  // ("host:port" each). InvalidArgument for an empty list; Unavailable when no proxy
+  // answers within options.retry_for.
+  static StatusOr<std::unique_ptr<Client>> ConnectCluster(const std::vector<std::string>& proxies,
+                                                          const ClusterOptions& options);
   virtual ~Client() = default;
 
   // Registered memory of at least `size` bytes (size() set to 0).

@@ -1,0 +1,72 @@
+// librpmp cluster mode: a Client that speaks to a whole RPMP cluster through its
+// proxies (rpmp-proxy) instead of to one server. Get one with
+// Client::ConnectCluster(proxies, options); it offers the very same Client interface
+// (so the Java binding and Spark change only the connect call):
+//
+// - Namespaces are created on first write with ClusterOptions::namespace_defaults
+//   (or explicitly through AsCluster(client)->CreateNamespace).
+// - Writes (put/append/del) go to the namespace's primary, which replicates them and
+//   answers once min_replicas copies are persisted; reads go to the primary and fail
+//   over at once to the other replicas. Placement and node map are cached and
+//   refreshed when a server is unreachable or says the placement moved; calls retry
+//   for up to ClusterOptions::retry_for (covering a node's or a proxy's failover).
+// - DeleteNamespace asks the proxy, which has every holder delete it.
+// - alloc picks the live node with the most free space; a GlobalAddress names its
+//   node, so write/read/free find it again. GetMeta fills RecordRef::node_id so
+//   ReadRecord reads from the replica that listed the record.
+// Thread-safe like every Client. An appended record whose acknowledgement was lost
+// in a failover may be stored twice (the retry cannot know); puts are idempotent.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "rpmp/client.h"
+
+namespace rpmp {
+
+struct NamespaceOptions {
+  uint32_t replicas = 2;      // copies of every record (R)
+  uint32_t min_replicas = 0;  // copies before a write is acknowledged; 0 = replicas
+  uint64_t ttl_seconds = 0;   // expire when untouched this long; 0 = never
+};
+
+struct ClusterOptions {
+  ClientOptions client;  // for each server connection; client.timeout is per call
+  // How long a call keeps retrying through failovers before it gives up.
+  std::chrono::milliseconds retry_for{30000};
+  std::chrono::milliseconds proxy_timeout{2000};  // one proxy RPC
+  bool create_namespaces = true;                  // create on first write
+  NamespaceOptions namespace_defaults;
+};
+
+struct NamespaceInfo {
+  std::string name;
+  NamespaceOptions options;
+  std::vector<uint64_t> replicas;  // node ids of the placement, in order
+  uint64_t primary = 0;            // node id that orders writes
+  bool degraded = false;
+};
+
+// Cluster-only calls of a Client made by ConnectCluster.
+class ClusterControl {
+ public:
+  virtual ~ClusterControl() = default;
+  // Idempotent for equal options; AlreadyExists for different ones;
+  // FailedPrecondition when there are fewer live nodes than replicas.
+  virtual StatusOr<NamespaceInfo> CreateNamespace(const std::string& name, const NamespaceOptions& o) = 0;
+  virtual StatusOr<NamespaceInfo> DescribeNamespace(const std::string& name) = 0;
+  // Deletes name and, with recursive, every name/...; returns the names deleted.
+  virtual StatusOr<std::vector<std::string>> DeleteNamespaces(const std::string& name, bool recursive) = 0;
+  virtual Status TouchNamespace(const std::string& name) = 0;
+};
+
+// The cluster side of a Client from ConnectCluster; nullptr for a server-direct one.
+ClusterControl* AsCluster(Client* client);
+
+// Comma-separated HOST:PORT list -> vector; RPMP_PROXIES when `list` is empty.
+std::vector<std::string> ProxyList(const std::string& list);
+
+}  // namespace rpmp

@@ -1,0 +1,221 @@
+// ClusterClient: placement cache, routing to primary / replicas with failover, and
+// the key-value calls. See cluster_client.h.
+#include "client-cpp/src/cluster/cluster_client.h"
+
+#include <algorithm>
+#include <cstring>
+#include <thread>
+
+#include "common/log.h"
+#include "proto/placement.h"
+
+namespace rpmp {
+
+bool IsFailoverCode(StatusCode c) {
+  return c == StatusCode::kUnavailable || c == StatusCode::kDeadlineExceeded ||
+         c == StatusCode::kFailedPrecondition;
+}
+
+NamespaceInfo ToInfo(const v1::Namespace& ns) {
+  NamespaceInfo info;
+  info.name = ns.name();
+  info.options = {ns.options().replicas(), ns.options().min_replicas(), ns.options().ttl_seconds()};
+  for (const v1::Replica& r : ns.placement()) info.replicas.push_back(r.node_id());
+  int p = PrimaryIndex(ns);
+  info.primary = p < 0 ? 0 : ns.placement(p).node_id();
+  info.degraded = ns.degraded();
+  return info;
+}
+
+StatusOr<std::shared_ptr<const v1::Namespace>> ClusterClient::Placement(const std::string& ns, bool create) {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    auto it = placements_.find(ns);
+    if (it != placements_.end()) return it->second;
+  }
+  StatusOr<v1::Namespace> p = proxy_.GetPlacement(ns);
+  if (p.status().IsNotFound() && create && options_.create_namespaces) {
+    const NamespaceOptions& d = options_.namespace_defaults;
+    v1::NamespaceOptions o;
+    o.set_replicas(d.replicas);
+    o.set_min_replicas(d.min_replicas);
+    o.set_ttl_seconds(d.ttl_seconds);
+    p = proxy_.CreateNamespace(ns, o);
+    if (p.status().code() == StatusCode::kAlreadyExists) p = proxy_.GetPlacement(ns);  // created by another
+  }
+  if (!p.ok()) {
+    if (p.status().IsNotFound()) return Status::NotFound("namespace '" + ns + "' does not exist");
+    return p.status();
+  }
+  auto shared = std::make_shared<const v1::Namespace>(std::move(p).value());
+  std::lock_guard<std::mutex> lock(mu_);
+  placements_[ns] = shared;
+  return shared;
+}
+
+void ClusterClient::Invalidate(const std::string& ns) {
+  std::lock_guard<std::mutex> lock(mu_);
+  placements_.erase(ns);
+}
+
+StatusOr<Client*> ClusterClient::ServerAt(const std::string& endpoint, uint64_t node_id) {
+  Client* c = nullptr;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    auto it = servers_.find(endpoint);
+    if (it != servers_.end()) c = it->second.get();
+  }
+  if (c == nullptr) {
+    StatusOr<std::unique_ptr<Client>> fresh = Client::Connect(endpoint, options_.client);
+    if (!fresh.ok()) return fresh.status();
+    std::lock_guard<std::mutex> lock(mu_);
+    std::unique_ptr<Client>& slot = servers_[endpoint];
+    if (!slot) slot = std::move(fresh).value();  // else another thread won the race
+    c = slot.get();
+  }
+  if (node_id != 0 && c->NodeId() != node_id)
+    return Status::Unavailable("server at " + endpoint + " is not node " + std::to_string(node_id));
+  return c;
+}
+
+Status ClusterClient::OnPrimary(const std::string& ns, bool create, const ServerFn& fn) {
+  auto deadline = std::chrono::steady_clock::now() + options_.retry_for;
+  std::chrono::milliseconds backoff(20);
+  while (true) {
+    Status st;
+    StatusOr<std::shared_ptr<const v1::Namespace>> p = Placement(ns, create);
+    if (!p.ok()) {
+      st = p.status();
+    } else {
+      int i = PrimaryIndex(**p);
+      if (i < 0) {
+        st = Status::Unavailable("namespace '" + ns + "' has no usable replica");
+      } else {
+        const v1::Replica& m = (*p)->placement(i);
+        StatusOr<Client*> c = ServerAt(m.endpoint(), m.node_id());
+        st = c.ok() ? fn(*c, m.node_id()) : c.status();
+        if (st.ok()) return st;
+        // A server that does not know the namespace yet or any more: refresh too.
+        if (!IsFailoverCode(st.code()) && !(create && st.IsNotFound())) return st;
+      }
+    }
+    if (!p.ok() && !IsFailoverCode(st.code())) return st;
+    Invalidate(ns);
+    if (std::chrono::steady_clock::now() + backoff > deadline) return st;
+    std::this_thread::sleep_for(backoff);
+    backoff = std::min(backoff * 2, std::chrono::milliseconds(500));
+  }
+}
+
+Status ClusterClient::OnAnyReplica(const std::string& ns, const ServerFn& fn) {
+  auto deadline = std::chrono::steady_clock::now() + options_.retry_for;
+  std::chrono::milliseconds backoff(20);
+  while (true) {
+    StatusOr<std::shared_ptr<const v1::Namespace>> p = Placement(ns, false);
+    if (!p.ok() && !IsFailoverCode(p.status().code())) return p.status();
+    Status st = p.status();
+    if (p.ok()) {
+      const v1::Namespace& pl = **p;
+      std::vector<int> order;
+      int primary = PrimaryIndex(pl);
+      if (primary >= 0) order.push_back(primary);
+      for (int i = 0; i < pl.placement_size(); i++)
+        if (i != primary && pl.placement(i).state() != v1::NODE_STATE_DEAD) order.push_back(i);
+      st = Status::Unavailable("namespace '" + ns + "' has no usable replica");
+      for (int i : order) {
+        const v1::Replica& m = pl.placement(i);
+        StatusOr<Client*> c = ServerAt(m.endpoint(), m.node_id());
+        st = c.ok() ? fn(*c, m.node_id()) : c.status();
+        if (st.ok() || !IsFailoverCode(st.code())) return st;  // fail over at once otherwise
+      }
+    }
+    Invalidate(ns);
+    if (std::chrono::steady_clock::now() + backoff > deadline) return st;
+    std::this_thread::sleep_for(backoff);
+    backoff = std::min(backoff * 2, std::chrono::milliseconds(500));
+  }
+}
+
+Status ClusterClient::Put(const std::string& ns, const std::string& key, const void* data, size_t len,
+                          uint64_t tag) {
+  return OnPrimary(ns, true, [&](Client* c, uint64_t) { return c->Put(ns, key, data, len, tag); });
+}
+
+Status ClusterClient::Append(const std::string& ns, const std::string& key, const void* data, size_t len,
+                             uint64_t tag) {
+  return OnPrimary(ns, true, [&](Client* c, uint64_t) { return c->Append(ns, key, data, len, tag); });
+}
+
+StatusOr<std::string> ClusterClient::Get(const std::string& ns, const std::string& key) {
+  std::string out;
+  Status st = OnAnyReplica(ns, [&](Client* c, uint64_t) {
+    StatusOr<std::string> v = c->Get(ns, key);
+    if (v.ok()) out = std::move(v).value();
+    return v.status();
+  });
+  if (!st.ok()) return st;
+  return out;
+}
+
+Status ClusterClient::Get(const std::string& ns, const std::string& key, Buffer* out) {
+  // The bytes arrive in the serving connection's memory; copied once into *out,
+  // which may belong to another connection's registered pool.
+  RPMP_ASSIGN_OR_RETURN(std::string v, Get(ns, key));
+  if (!out->valid() || out->capacity() < v.size()) {
+    RPMP_ASSIGN_OR_RETURN(*out, AllocBuffer(v.size()));
+  }
+  if (!v.empty()) std::memcpy(out->data(), v.data(), v.size());
+  out->set_size(v.size());
+  return Status::Ok();
+}
+
+StatusOr<ObjectMeta> ClusterClient::GetMeta(const std::string& ns, const std::string& key) {
+  ObjectMeta meta;
+  Status st = OnAnyReplica(ns, [&](Client* c, uint64_t node) {
+    StatusOr<ObjectMeta> m = c->GetMeta(ns, key);
+    if (!m.ok()) return m.status();
+    meta = std::move(m).value();
+    for (RecordRef& r : meta.records) r.node_id = node;
+    return Status::Ok();
+  });
+  if (!st.ok()) return st;
+  return meta;
+}
+
+Status ClusterClient::ReadRecord(const RecordRef& r, Buffer* dst, size_t dst_offset) {
+  if (r.node_id == 0) return Status::InvalidArgument("record reference without a node (use GetMeta of this client)");
+  RPMP_ASSIGN_OR_RETURN(Client* c, ServerOfNode(r.node_id));
+  if (dst->valid() && dst->slab() != nullptr) {
+    // dst may be registered with another connection: read into c's memory, copy.
+    RPMP_ASSIGN_OR_RETURN(Buffer tmp, c->AllocBuffer(r.length));
+    RPMP_RETURN_IF_ERROR(c->ReadRecord(r, &tmp, 0));
+    if (dst->capacity() < dst_offset + r.length) return Status::OutOfRange("destination buffer too small");
+    std::memcpy(dst->data() + dst_offset, tmp.data(), r.length);
+    return Status::Ok();
+  }
+  return Status::InvalidArgument("invalid destination buffer");
+}
+
+Status ClusterClient::Delete(const std::string& ns, const std::string& key) {
+  return OnPrimary(ns, false, [&](Client* c, uint64_t) { return c->Delete(ns, key); });
+}
+
+StatusOr<std::vector<KeyInfo>> ClusterClient::List(const std::string& ns, const std::string& start_after,
+                                                   size_t max) {
+  std::vector<KeyInfo> keys;
+  Status st = OnAnyReplica(ns, [&](Client* c, uint64_t) {
+    StatusOr<std::vector<KeyInfo>> k = c->List(ns, start_after, max);
+    if (k.ok()) keys = std::move(k).value();
+    return k.status();
+  });
+  if (st.IsNotFound()) return std::vector<KeyInfo>{};  // like a server: unknown = empty
+  if (!st.ok()) return st;
+  return keys;
+}
+
+Status ClusterClient::DeleteNamespace(const std::string& ns) {
+  StatusOr<std::vector<std::string>> d = DeleteNamespaces(ns, false);
+  return d.status();
+}
+
+}  // namespace rpmp

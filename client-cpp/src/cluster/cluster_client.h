@@ -1,0 +1,106 @@
+// ClusterClient: the Client of rpmp/cluster.h. Routes each call of the Client
+// interface to the right rpmp-server(s) of a cluster, from placements and the node
+// map it caches from rpmp-proxy (through ProxyClient), with one server-direct
+// ClientImpl per server endpoint, kept for the client's lifetime (they re-open their
+// session by themselves when a server restarts).
+//
+// Key-value calls: cluster_client.cc. Raw memory, stats, async forms, connect:
+// cluster_client_misc.cc. Internal to client-cpp. Thread-safe.
+#pragma once
+
+#include <condition_variable>
+#include <deque>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+#include "proto/proxy_client.h"
+#include "rpmp/client.h"
+#include "rpmp/cluster.h"
+
+namespace rpmp {
+
+class ClusterClient : public Client, public ClusterControl {
+ public:
+  ClusterClient(std::vector<std::string> proxies, const ClusterOptions& options);
+  ~ClusterClient() override;
+
+  StatusOr<Buffer> AllocBuffer(size_t size) override;
+  Status Put(const std::string& ns, const std::string& key, const void* data, size_t len,
+             uint64_t tag) override;
+  Status Append(const std::string& ns, const std::string& key, const void* data, size_t len,
+                uint64_t tag) override;
+  StatusOr<std::string> Get(const std::string& ns, const std::string& key) override;
+  Status Get(const std::string& ns, const std::string& key, Buffer* out) override;
+  StatusOr<ObjectMeta> GetMeta(const std::string& ns, const std::string& key) override;
+  Status ReadRecord(const RecordRef& r, Buffer* dst, size_t dst_offset) override;
+  Status Delete(const std::string& ns, const std::string& key) override;
+  StatusOr<std::vector<KeyInfo>> List(const std::string& ns, const std::string& start_after,
+                                      size_t max) override;
+  Status DeleteNamespace(const std::string& ns) override;
+  StatusOr<ServerStats> Stat() override;
+
+  void PutAsync(const std::string& ns, const std::string& key, const Buffer& buf, uint64_t tag,
+                Callback done) override;
+  void AppendAsync(const std::string& ns, const std::string& key, const Buffer& buf, uint64_t tag,
+                   Callback done) override;
+  void GetAsync(const std::string& ns, const std::string& key, Buffer* out, Callback done) override;
+  void ReadRecordAsync(const RecordRef& r, Buffer* dst, size_t dst_offset, Callback done) override;
+
+  StatusOr<GlobalAddress> Alloc(uint64_t size) override;
+  Status Free(const GlobalAddress& addr) override;
+  Status Write(const GlobalAddress& addr, const void* data, size_t len) override;
+  Status Read(const GlobalAddress& addr, void* dst, size_t len) override;
+
+  uint64_t NodeId() const override { return 0; }
+  const std::string& ServerAddress() const override { return proxy_list_; }
+
+  StatusOr<NamespaceInfo> CreateNamespace(const std::string& name, const NamespaceOptions& o) override;
+  StatusOr<NamespaceInfo> DescribeNamespace(const std::string& name) override;
+  StatusOr<std::vector<std::string>> DeleteNamespaces(const std::string& name, bool recursive) override;
+  Status TouchNamespace(const std::string& name) override;
+
+  // Checks that some proxy answers (used by ConnectCluster).
+  Status Probe();
+
+ private:
+  using ServerFn = std::function<Status(Client*, uint64_t node_id)>;
+  // Runs fn against the namespace's primary, retrying through failovers.
+  Status OnPrimary(const std::string& ns, bool create, const ServerFn& fn);
+  // Runs fn against the primary, then the other replicas when one is unreachable.
+  Status OnAnyReplica(const std::string& ns, const ServerFn& fn);
+  StatusOr<std::shared_ptr<const v1::Namespace>> Placement(const std::string& ns, bool create);
+  void Invalidate(const std::string& ns);
+  // The ClientImpl for a server; Unavailable when it cannot be reached or is no
+  // longer node `node_id` (0 = do not check).
+  StatusOr<Client*> ServerAt(const std::string& endpoint, uint64_t node_id);
+  StatusOr<Client*> ServerOfNode(uint64_t node_id);
+  StatusOr<Client*> AnyServer();  // for AllocBuffer
+  void RunAsync(std::function<void()> job);
+  void ExecutorLoop();
+
+  const std::vector<std::string> proxies_;
+  const std::string proxy_list_;
+  ClusterOptions options_;
+  ProxyClient proxy_;
+  std::mutex mu_;  // guards placements_, servers_, connecting_
+  std::map<std::string, std::shared_ptr<const v1::Namespace>> placements_;
+  std::map<std::string, std::unique_ptr<Client>> servers_;  // by endpoint, never removed
+  std::condition_variable connect_cv_;
+  std::map<std::string, bool> connecting_;
+
+  std::mutex exec_mu_;
+  std::condition_variable exec_cv_;
+  std::deque<std::function<void()>> exec_jobs_;
+  bool exec_stop_ = false;
+  std::vector<std::thread> executors_;
+};
+
+// Codes after which a call should be retried elsewhere or after a refresh.
+bool IsFailoverCode(StatusCode c);
+NamespaceInfo ToInfo(const v1::Namespace& ns);
+
+}  // namespace rpmp

@@ -1,0 +1,55 @@
+// ReplicaLink: a primary rpmp-server's data-plane session with another member of a
+// namespace's placement. It stores records there as replicas (wire flag
+// kFlagReplica: the receiver does not replicate them further), deletes keys and
+// whole namespaces. Calls are synchronous: the caller (one replication worker per
+// namespace) sends records one at a time, so every replica commits them in the
+// primary's order and records stay byte-identical across replicas.
+//
+// Who calls it: server/cluster/ (replication and repair). Thread-safe. This header
+// must not pull in rpmp/client.h: the server's own types share its names.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "common/status.h"
+
+namespace rpmp {
+
+class Connection;
+
+struct ReplicaLinkOptions {
+  std::string provider = "tcp;ofi_rxm";
+  std::chrono::milliseconds timeout{2000};  // per call
+  std::string name = "rpmp-server replica link";
+  size_t buffer_cache_bytes = 64u << 20;
+  uint32_t max_inflight = 16;
+};
+
+class ReplicaLink {
+ public:
+  static StatusOr<std::unique_ptr<ReplicaLink>> Open(const std::string& endpoint,
+                                                     const ReplicaLinkOptions& options);
+  ~ReplicaLink();
+
+  // Stores one record: put (replaces the key) or append. Payload copied once into
+  // registered memory when it is larger than the inline limit.
+  Status Write(bool put, const std::string& ns, const std::string& key, uint64_t tag,
+               const char* data, uint64_t len, uint32_t crc);
+  // Removes a key; absent keys are fine.
+  Status Delete(const std::string& ns, const std::string& key);
+  // Removes a namespace; absent namespaces are fine.
+  Status DeleteNamespace(const std::string& ns);
+
+  uint64_t node_id() const;
+  const std::string& endpoint() const { return endpoint_; }
+
+ private:
+  ReplicaLink(std::string endpoint, std::unique_ptr<Connection> conn);
+  std::string endpoint_;
+  std::unique_ptr<Connection> conn_;
+};
+
+}  // namespace rpmp

@@ -1,0 +1,115 @@
+#!/usr/bin/env bash
+# A whole RPMP cluster on loopback for development and demos: one etcd, two
+# rpmp-proxy (leader + standby) and three rpmp-server with pools on /dev/shm.
+#
+#   deploy/local-cluster.sh start|stop|status|restart
+#
+# Ports (fixed, from RPMP_BASE_PORT, default 7400):
+#   etcd client BASE, etcd peer BASE+1, proxies BASE+10 and BASE+11,
+#   servers BASE+20, BASE+21, BASE+22.
+# State, logs and pid files live in RPMP_RUN_DIR (default /tmp/rpmp-cluster); pools
+# are /dev/shm/rpmp-cluster-BASE-N.pool (RPMP_POOL_SIZE, default 512m), kept across
+# stop/start so servers come back with their id and data ("stop --wipe" removes them).
+# Binaries come from RPMP_BIN_DIR (default build/bin). Readiness is polled (log lines,
+# `rpmpctl nodes` showing 3 LIVE), never guessed with sleeps.
+# Proxy flags come from RPMP_PROXY_FLAGS (default: deploy/rpmp-proxy.flags values
+# tuned for quick failover on one machine).
+set -euo pipefail
+
+here="$(cd "$(dirname "$0")" && pwd)"
+BIN="${RPMP_BIN_DIR:-$here/../build/bin}"
+RUN="${RPMP_RUN_DIR:-/tmp/rpmp-cluster}"
+BASE="${RPMP_BASE_PORT:-7400}"
+POOL_SIZE="${RPMP_POOL_SIZE:-512m}"
+PROXY_FLAGS="${RPMP_PROXY_FLAGS:---heartbeat-timeout 3s --suspect-after 1500ms --heartbeat-interval 500ms --session-ttl 2}"
+NSERVERS=3
+ETCD_PORT=$BASE
+PROXIES="127.0.0.1:$((BASE + 10)),127.0.0.1:$((BASE + 11))"
+
+die() { echo "local-cluster: $*" >&2; exit 1; }
+
+# wait_for DESCRIPTION SECONDS COMMAND...: polls COMMAND every 0.1 s until it succeeds.
+wait_for() {
+  local what=$1 secs=$2; shift 2
+  local deadline=$((SECONDS + secs))
+  until "$@" >/dev/null 2>&1; do
+    [ $SECONDS -lt $deadline ] || die "timed out after ${secs}s waiting for $what (logs in $RUN)"
+    sleep 0.1
+  done
+}
+
+alive() { [ -f "$RUN/$1.pid" ] && kill -0 "$(cat "$RUN/$1.pid")" 2>/dev/null; }
+
+spawn() {  # spawn NAME COMMAND...: runs in the background, stdout+stderr to NAME.log
+  local name=$1; shift
+  alive "$name" && { echo "$name already running (pid $(cat "$RUN/$name.pid"))"; return; }
+  "$@" >>"$RUN/$name.log" 2>&1 &
+  echo $! >"$RUN/$name.pid"
+}
+
+live_nodes() { "$BIN/rpmpctl" --proxy "$PROXIES" nodes 2>/dev/null | grep -c ' LIVE ' || true; }
+three_live() { [ "$(live_nodes)" -ge "$NSERVERS" ]; }
+
+start() {
+  for b in rpmp-server rpmp-proxy rpmpctl; do [ -x "$BIN/$b" ] || die "$BIN/$b missing: build first (or set RPMP_BIN_DIR)"; done
+  command -v etcd >/dev/null || die "etcd not found (Debian package etcd-server)"
+  mkdir -p "$RUN"
+  spawn etcd etcd --name rpmp-local --data-dir "$RUN/etcd-data" \
+    --listen-client-urls "http://127.0.0.1:$ETCD_PORT" --advertise-client-urls "http://127.0.0.1:$ETCD_PORT" \
+    --listen-peer-urls "http://127.0.0.1:$((BASE + 1))" --initial-advertise-peer-urls "http://127.0.0.1:$((BASE + 1))" \
+    --initial-cluster "rpmp-local=http://127.0.0.1:$((BASE + 1))"
+  wait_for "etcd health" 30 curl -sf "http://127.0.0.1:$ETCD_PORT/health"
+  for i in 0 1; do
+    # shellcheck disable=SC2086
+    spawn "proxy$i" "$BIN/rpmp-proxy" --listen "127.0.0.1:$((BASE + 10 + i))" \
+      --etcd "http://127.0.0.1:$ETCD_PORT" $PROXY_FLAGS
+  done
+  for i in 0 1; do wait_for "proxy$i" 30 grep -q "listening on" "$RUN/proxy$i.log"; done
+  for i in $(seq 0 $((NSERVERS - 1))); do
+    spawn "server$i" "$BIN/rpmp-server" --listen "127.0.0.1:$((BASE + 20 + i))" \
+      --pool "/dev/shm/rpmp-cluster-$BASE-$i.pool:$POOL_SIZE" --proxy "$PROXIES"
+  done
+  for i in $(seq 0 $((NSERVERS - 1))); do wait_for "server$i ready" 60 grep -q "rpmp-server ready" "$RUN/server$i.log"; done
+  wait_for "$NSERVERS LIVE nodes" 30 three_live
+  status
+}
+
+stop() {
+  local wipe=${1:-}
+  for name in server0 server1 server2 proxy0 proxy1 etcd; do
+    if alive "$name"; then
+      local pid; pid=$(cat "$RUN/$name.pid")
+      kill -TERM "$pid"
+      local deadline=$((SECONDS + 15))
+      while kill -0 "$pid" 2>/dev/null && [ $SECONDS -lt $deadline ]; do sleep 0.1; done
+      kill -0 "$pid" 2>/dev/null && kill -KILL "$pid"
+    fi
+    rm -f "$RUN/$name.pid"
+  done
+  if [ "$wipe" = "--wipe" ]; then
+    rm -rf "$RUN" /dev/shm/rpmp-cluster-"$BASE"-*.pool
+    echo "stopped; run dir and pools removed"
+  else
+    echo "stopped; logs and etcd data in $RUN, pools kept on /dev/shm"
+  fi
+}
+
+status() {
+  echo "run dir:  $RUN (logs: $RUN/*.log)"
+  for name in etcd proxy0 proxy1 server0 server1 server2; do
+    if alive "$name"; then state="running pid $(cat "$RUN/$name.pid")"; else state="stopped"; fi
+    printf '  %-8s %s\n' "$name" "$state"
+  done
+  echo "etcd:     http://127.0.0.1:$ETCD_PORT"
+  echo "servers:  127.0.0.1:$((BASE + 20)) 127.0.0.1:$((BASE + 21)) 127.0.0.1:$((BASE + 22))"
+  "$BIN/rpmpctl" --proxy "$PROXIES" nodes 2>&1 | sed 's/^/  /' || true
+  echo "RPMP_PROXIES=$PROXIES"
+}
+
+case "${1:-}" in
+  start) start ;;
+  stop) stop "${2:-}" ;;
+  status) status ;;
+  restart) stop; start ;;
+  *) echo "usage: $0 start|stop [--wipe]|status|restart" >&2; exit 2 ;;
+esac

@@ -1,0 +1,69 @@
+// ProxyClient: the one C++ caller of the rpmp-proxy gRPC API (proto/rpmp.proto),
+// shared by rpmp-server (heartbeats, placements), librpmp's cluster client and
+// rpmpctl. It knows every proxy of the cluster, finds the leader (from the
+// `rpmp-leader` trailer of a follower's UNAVAILABLE, or by trying each proxy), sends
+// leader-only calls there, and retries UNAVAILABLE answers with backoff until
+// `retry_for` has passed. Other errors come back at once, with the proxy's message;
+// gRPC codes map one-to-one onto rpmp::StatusCode.
+//
+// Threads: every method may be called from any thread concurrently.
+#pragma once
+
+#include <chrono>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "common/status.h"
+#include "proto/rpmp.grpc.pb.h"
+
+namespace rpmp {
+
+struct ProxyClientOptions {
+  std::chrono::milliseconds rpc_timeout{2000};  // one attempt against one proxy
+  std::chrono::milliseconds retry_for{15000};   // keep retrying UNAVAILABLE this long
+};
+
+class ProxyClient {
+ public:
+  // `proxies`: HOST:PORT of every proxy (at least one).
+  ProxyClient(std::vector<std::string> proxies, ProxyClientOptions options = {});
+  ~ProxyClient();
+
+  StatusOr<v1::HeartbeatReply> Heartbeat(const v1::HeartbeatRequest& req);
+  StatusOr<v1::NodeMap> GetNodeMap();
+  StatusOr<v1::Namespace> CreateNamespace(const std::string& name, const v1::NamespaceOptions& o);
+  StatusOr<v1::Namespace> GetPlacement(const std::string& name);
+  StatusOr<v1::ListNamespacesReply> ListNamespaces(const std::string& prefix);
+  StatusOr<v1::DeleteNamespaceReply> DeleteNamespace(const std::string& name, bool recursive);
+  StatusOr<v1::Namespace> TouchNamespace(const std::string& name);
+  StatusOr<v1::DrainReply> Drain(uint64_t node_id, bool cancel);
+
+  // The proxy that answered the last leader-only call ("" before any).
+  std::string leader() const;
+  const std::vector<std::string>& proxies() const { return proxies_; }
+  // Changes how long calls keep retrying (e.g. a heartbeat retries only briefly).
+  void set_retry_for(std::chrono::milliseconds d);
+
+ private:
+  template <typename Req, typename Resp, typename Method>
+  StatusOr<Resp> Invoke(const char* what, bool leader_only, const Req& req, Method method);
+  v1::Proxy::Stub* StubFor(const std::string& addr);
+  // Proxies in the order to try: leader (or last good one) first.
+  std::vector<std::string> Order(bool leader_only);
+
+  const std::vector<std::string> proxies_;
+  ProxyClientOptions options_;
+  mutable std::mutex mu_;
+  std::string leader_, last_good_;
+  std::unordered_map<std::string, std::unique_ptr<v1::Proxy::Stub>> stubs_;
+};
+
+// "a,b , c" -> {"a","b","c"} (empty parts dropped).
+std::vector<std::string> SplitProxyList(const std::string& s);
+// --proxy value if given, else env RPMP_PROXIES, else empty.
+std::vector<std::string> ProxiesFromFlagOrEnv(const std::string& flag_value);
+
+}  // namespace rpmp

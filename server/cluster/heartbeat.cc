@@ -1,0 +1,85 @@
+// Implementation of ClusterAgent: the heartbeat loop.
+#include "server/cluster/heartbeat.h"
+
+#include "common/log.h"
+
+namespace rpmp {
+
+ClusterAgent::ClusterAgent(Store* store, ProxyClient* proxy, Replicator* replicator,
+                           std::string endpoint, std::chrono::milliseconds interval)
+    : store_(store), proxy_(proxy), replicator_(replicator), endpoint_(std::move(endpoint)),
+      interval_(interval) {}
+
+ClusterAgent::~ClusterAgent() { Stop(); }
+
+void ClusterAgent::Start() { thread_ = std::thread([this] { Loop(); }); }
+
+void ClusterAgent::Stop() {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    stop_ = true;
+  }
+  cv_.notify_all();
+  if (thread_.joinable()) thread_.join();
+}
+
+Status ClusterAgent::Beat() {
+  StoreStats st = store_->Stats();
+  v1::HeartbeatRequest req;
+  req.set_node_id(store_->NodeId());
+  req.set_endpoint(endpoint_);
+  uint64_t capacity = 0, used = 0, free = 0;
+  for (const PoolStats& p : st.pools) {
+    capacity += p.capacity;
+    used += p.used;
+    free += p.free;
+  }
+  req.set_capacity(capacity);
+  req.set_used(used);
+  req.set_free(free);
+  req.set_pools(static_cast<uint32_t>(st.pools.size()));
+  req.set_known_epoch(epoch_.load());
+  RPMP_ASSIGN_OR_RETURN(v1::HeartbeatReply reply, proxy_->Heartbeat(req));
+  for (const std::string& ns : reply.delete_namespaces()) {
+    Status d = store_->DeleteNamespace(ns);
+    if (d.ok()) RPMP_LOG_INFO("deleted namespace %s (told by the proxy leader)", ns.c_str());
+    else if (!d.IsNotFound()) RPMP_LOG_WARN("cannot delete namespace %s: %s", ns.c_str(), d.ToString().c_str());
+    if (replicator_ != nullptr) replicator_->Forget(ns);
+  }
+  if (!registered_) {
+    RPMP_LOG_INFO("registered with proxy leader %s as node %016llx (%s), epoch %llu", reply.leader().c_str(),
+                  static_cast<unsigned long long>(req.node_id()), endpoint_.c_str(),
+                  static_cast<unsigned long long>(reply.epoch()));
+    registered_ = true;
+  }
+  if (reply.epoch() != epoch_.load()) {
+    epoch_.store(reply.epoch());
+    if (replicator_ != nullptr) replicator_->ScanSoon();
+  }
+  if (reply.heartbeat_interval_ms() > 0) interval_ = std::chrono::milliseconds(reply.heartbeat_interval_ms());
+  return Status::Ok();
+}
+
+void ClusterAgent::Loop() {
+  auto last_log = std::chrono::steady_clock::now() - std::chrono::hours(1);
+  bool failing = false;
+  while (true) {
+    auto started = std::chrono::steady_clock::now();
+    Status st = Beat();
+    if (!st.ok()) {
+      if (started - last_log > std::chrono::seconds(10)) {
+        RPMP_LOG_WARN("heartbeat failed (still serving data, retrying every %lld ms): %s",
+                      static_cast<long long>(interval_.count()), st.ToString().c_str());
+        last_log = started;
+      }
+      failing = true;
+    } else if (failing) {
+      RPMP_LOG_INFO("heartbeats reach the proxy leader %s again", proxy_->leader().c_str());
+      failing = false;
+    }
+    std::unique_lock<std::mutex> lock(mu_);
+    if (cv_.wait_until(lock, started + interval_, [this] { return stop_; })) return;
+  }
+}
+
+}  // namespace rpmp

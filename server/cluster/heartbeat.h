@@ -1,0 +1,52 @@
+// ClusterAgent: the cluster-mode control loop of one rpmp-server. A thread that
+// heartbeats the proxy leader (found by ProxyClient) with the node's stable id, data
+// endpoint and space figures; applies namespace deletions the leader sends back; and
+// tells the Replicator when the node-map epoch moves (placements may have changed).
+// When no proxy answers, the server keeps serving data: the agent logs (at most every
+// 10 s) and keeps trying every heartbeat interval.
+//
+// Threads: Start/Stop from the owner (server/main.cc); the loop runs on its own thread.
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <mutex>
+#include <string>
+#include <thread>
+
+#include "proto/proxy_client.h"
+#include "server/cluster/replicator.h"
+#include "server/store/store.h"
+
+namespace rpmp {
+
+class ClusterAgent {
+ public:
+  // `replicator` may be null (then epochs and deletions only touch the store).
+  ClusterAgent(Store* store, ProxyClient* proxy, Replicator* replicator, std::string endpoint,
+               std::chrono::milliseconds interval);
+  ~ClusterAgent();
+  void Start();
+  void Stop();
+  // Epoch of the last heartbeat reply (0 before the first).
+  uint64_t epoch() const { return epoch_.load(); }
+
+ private:
+  void Loop();
+  Status Beat();
+
+  Store* store_;
+  ProxyClient* proxy_;
+  Replicator* replicator_;
+  const std::string endpoint_;
+  std::chrono::milliseconds interval_;
+  std::atomic<uint64_t> epoch_{0};
+  bool registered_ = false;
+  std::mutex mu_;
+  std::condition_variable cv_;
+  bool stop_ = false;
+  std::thread thread_;
+};
+
+}  // namespace rpmp

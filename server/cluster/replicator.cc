@@ -1,0 +1,239 @@
+// Replicator: queues, placement cache, primary check and the replication of one
+// write or delete to the other members. Repair is in repair.cc.
+#include "server/cluster/replicator.h"
+
+#include <functional>
+
+#include "common/log.h"
+#include "proto/placement.h"
+
+namespace rpmp {
+
+Replicator::Replicator(Store* store, ProxyClient* proxy, uint64_t self_id, ReplicatorOptions options)
+    : store_(store), proxy_(proxy), self_(self_id), options_(options) {}
+
+Replicator::~Replicator() { Stop(); }
+
+void Replicator::Start() {
+  uint32_t n = options_.workers == 0 ? 1 : options_.workers;
+  for (uint32_t i = 0; i < n; i++) {
+    workers_.push_back(std::make_unique<Worker>());
+    Worker* w = workers_.back().get();
+    w->thread = std::thread([this, w] { WorkerLoop(w); });
+  }
+  scanner_ = std::thread([this] { ScanLoop(); });
+}
+
+void Replicator::Stop() {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (stopping_) return;
+    stopping_ = true;
+  }
+  scan_cv_.notify_all();
+  for (auto& w : workers_) {
+    {
+      std::lock_guard<std::mutex> lock(w->mu);
+    }
+    w->cv.notify_all();
+  }
+  for (auto& w : workers_)
+    if (w->thread.joinable()) w->thread.join();
+  if (scanner_.joinable()) scanner_.join();
+}
+
+void Replicator::Enqueue(const std::string& ns, std::function<void()> job) {
+  Worker* w = workers_[std::hash<std::string>()(ns) % workers_.size()].get();
+  {
+    std::lock_guard<std::mutex> lock(w->mu);
+    w->jobs.push_back(std::move(job));
+  }
+  w->cv.notify_one();
+}
+
+void Replicator::WorkerLoop(Worker* w) {
+  while (true) {
+    std::function<void()> job;
+    {
+      std::unique_lock<std::mutex> lock(w->mu);
+      w->cv.wait_for(lock, std::chrono::milliseconds(200), [&] { return !w->jobs.empty(); });
+      bool stop;
+      {
+        std::lock_guard<std::mutex> l2(mu_);
+        stop = stopping_;
+      }
+      if (w->jobs.empty()) {
+        if (stop) return;
+        continue;
+      }
+      job = std::move(w->jobs.front());
+      w->jobs.pop_front();
+    }
+    job();
+  }
+}
+
+void Replicator::SubmitWrite(const WriteSpec& spec, Reservation* reservation, DoneFn done) {
+  Enqueue(spec.ns, [this, spec, reservation, done] { RunWrite(spec, reservation, done); });
+}
+
+void Replicator::SubmitDelete(const std::string& ns, const std::string& key, DoneFn done) {
+  Enqueue(ns, [this, ns, key, done] { RunDelete(ns, key, done); });
+}
+
+void Replicator::ScanSoon() {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    scan_wanted_ = true;
+    for (auto& [name, s] : ns_) s->stale = true;
+  }
+  scan_cv_.notify_all();
+}
+
+void Replicator::Forget(const std::string& ns) {
+  std::lock_guard<std::mutex> lock(mu_);
+  ns_.erase(ns);
+}
+
+std::shared_ptr<Replicator::NsState> Replicator::StateOf(const std::string& ns) {
+  std::lock_guard<std::mutex> lock(mu_);
+  std::shared_ptr<NsState>& s = ns_[ns];
+  if (!s) s = std::make_shared<NsState>();
+  return s;
+}
+
+Status Replicator::Refresh(const std::string& ns, NsState* s, bool force) {
+  bool stale;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    stale = s->stale;
+    s->stale = false;
+  }
+  if (s->have && !stale && !force) return Status::Ok();
+  StatusOr<v1::Namespace> p = proxy_->GetPlacement(ns);
+  if (!p.ok()) {
+    std::lock_guard<std::mutex> lock(mu_);
+    s->stale = true;
+    if (p.status().IsNotFound())
+      return Status::NotFound("namespace '" + ns + "' is not known to the proxy (create it first)");
+    return p.status();
+  }
+  s->placement = std::move(p).value();
+  s->have = true;
+  return Status::Ok();
+}
+
+Status Replicator::CheckPrimary(const std::string& ns, NsState* s) {
+  for (int attempt = 0; attempt < 2; attempt++) {
+    RPMP_RETURN_IF_ERROR(Refresh(ns, s, attempt > 0));
+    int p = PrimaryIndex(s->placement);
+    if (p >= 0 && s->placement.placement(p).node_id() == self_) return Status::Ok();
+    if (attempt == 1) {
+      std::string who = p < 0 ? "none is usable"
+                              : "it is node " + std::to_string(s->placement.placement(p).node_id()) +
+                                    " at " + s->placement.placement(p).endpoint();
+      return Status(StatusCode::kFailedPrecondition,
+                    "this node is not the primary of namespace '" + ns + "' (" + who + ", epoch " +
+                        std::to_string(s->placement.epoch()) + "): refresh the placement");
+    }
+  }
+  return Status::Internal("unreachable");
+}
+
+StatusOr<std::shared_ptr<ReplicaLink>> Replicator::LinkFor(const v1::Replica& member) {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    auto it = links_.find(member.node_id());
+    if (it != links_.end() && link_endpoints_[member.node_id()] == member.endpoint()) return it->second;
+  }
+  RPMP_ASSIGN_OR_RETURN(std::unique_ptr<ReplicaLink> link, ReplicaLink::Open(member.endpoint(), options_.link));
+  if (link->node_id() != member.node_id())
+    return Status::Unavailable("server at " + member.endpoint() + " is no longer node " +
+                               std::to_string(member.node_id()));
+  std::shared_ptr<ReplicaLink> shared(std::move(link));
+  std::lock_guard<std::mutex> lock(mu_);
+  links_[member.node_id()] = shared;
+  link_endpoints_[member.node_id()] = member.endpoint();
+  return shared;
+}
+
+void Replicator::DropLink(uint64_t node_id) {
+  std::lock_guard<std::mutex> lock(mu_);
+  links_.erase(node_id);
+}
+
+Status Replicator::Replicate(const std::string& ns, NsState* s,
+                             const std::function<Status(ReplicaLink*)>& send) {
+  auto deadline = std::chrono::steady_clock::now() + options_.write_timeout;
+  std::set<uint64_t> holders = {self_};
+  std::chrono::milliseconds backoff(50);
+  Status last;
+  while (true) {
+    size_t usable = 0;
+    for (const v1::Replica& m : s->placement.placement()) {
+      if (m.state() == v1::NODE_STATE_DEAD) continue;
+      usable++;
+      if (holders.count(m.node_id())) continue;
+      StatusOr<std::shared_ptr<ReplicaLink>> link = LinkFor(m);
+      Status st = link.status();
+      if (st.ok()) {
+        bool in_sync = s->synced.count(m.node_id()) > 0;
+        // A member we are not sure of gets the whole namespace (which includes
+        // this operation), so its records keep our order.
+        st = in_sync ? send(link->get()) : RepairMember(ns, link->get());
+      }
+      if (st.ok()) {
+        holders.insert(m.node_id());
+        s->synced.insert(m.node_id());
+      } else {
+        last = st;
+        s->synced.erase(m.node_id());
+        DropLink(m.node_id());
+        RPMP_LOG_WARN("namespace %s: member %016llx at %s missed an update: %s", ns.c_str(),
+                      static_cast<unsigned long long>(m.node_id()), m.endpoint().c_str(),
+                      st.ToString().c_str());
+      }
+    }
+    if (holders.size() >= usable && holders.size() >= RequiredCopies(s->placement)) return Status::Ok();
+    if (holders.size() >= RequiredCopies(s->placement)) return Status::Ok();  // the rest repair later
+    if (std::chrono::steady_clock::now() + backoff > deadline) {
+      return Status::Unavailable("namespace '" + ns + "': only " + std::to_string(holders.size()) + " of " +
+                                 std::to_string(RequiredCopies(s->placement)) +
+                                 " required copies written; last error: " + last.ToString());
+    }
+    std::this_thread::sleep_for(backoff);
+    backoff = std::min(backoff * 2, std::chrono::milliseconds(400));
+    Status r = Refresh(ns, s, true);  // maybe the dead member has been substituted
+    if (!r.ok()) return r;
+  }
+}
+
+void Replicator::RunWrite(const WriteSpec& spec, Reservation* r, const DoneFn& done) {
+  std::shared_ptr<NsState> s = StateOf(spec.ns);
+  Status st = CheckPrimary(spec.ns, s.get());
+  if (!st.ok()) {
+    store_->Abort(r);
+    return done(st);
+  }
+  const char* data = r->payload();
+  st = store_->Commit(r);
+  if (!st.ok()) return done(st);
+  // The committed payload stays where it was reserved until the key is rewritten,
+  // and rewrites of this namespace wait for this worker.
+  st = Replicate(spec.ns, s.get(), [&](ReplicaLink* link) {
+    return link->Write(spec.kind == WriteKind::kPut, spec.ns, spec.key, spec.tag, data, spec.length, spec.crc);
+  });
+  done(st);
+}
+
+void Replicator::RunDelete(const std::string& ns, const std::string& key, const DoneFn& done) {
+  std::shared_ptr<NsState> s = StateOf(ns);
+  Status st = CheckPrimary(ns, s.get());
+  if (!st.ok()) return done(st);
+  Status local = store_->Delete(ns, key);
+  if (!local.ok() && !local.IsNotFound()) return done(local);
+  st = Replicate(ns, s.get(), [&](ReplicaLink* link) { return link->Delete(ns, key); });
+  done(st.ok() ? local : st);
+}
+
+}  // namespace rpmp

@@ -1,0 +1,111 @@
+// Replicator: cluster-mode WriteCoordinator of one rpmp-server (see docs/cluster.md).
+//
+// For each namespace it caches the placement from the proxy and checks that this
+// node is the primary (proto/placement.h). Writes and deletes of one namespace run
+// one after another on the same worker thread (namespaces are hashed onto workers):
+// commit locally, then send the record to every other usable member through a
+// ReplicaLink, one record at a time, so every replica commits in the same order and
+// holds byte-identical records. The client is answered once RequiredCopies() copies
+// exist; members that miss a record are marked out of sync and repaired (the whole
+// namespace copied over, repair.cc) before they receive anything else. Substituted
+// members are repaired as soon as a placement change is seen (ScanSoon()).
+//
+// Threads: Submit*/ScanSoon/Forget from any thread; work runs on the workers and one
+// scanner thread. Start once, Stop once (fails queued work with Unavailable).
+#pragma once
+
+#include <chrono>
+#include <condition_variable>
+#include <deque>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <set>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "client-cpp/src/cluster/replica_link.h"
+#include "proto/proxy_client.h"
+#include "server/cluster/write_coordinator.h"
+
+namespace rpmp {
+
+struct ReplicatorOptions {
+  uint32_t workers = 4;
+  // How long a write may wait for enough copies (e.g. for a dead member's
+  // substitution) before it fails with Unavailable.
+  std::chrono::milliseconds write_timeout{10000};
+  ReplicaLinkOptions link;  // sessions with other servers
+};
+
+class Replicator : public WriteCoordinator {
+ public:
+  Replicator(Store* store, ProxyClient* proxy, uint64_t self_id, ReplicatorOptions options);
+  ~Replicator() override;
+
+  void Start();
+  void Stop();
+
+  void SubmitWrite(const WriteSpec& spec, Reservation* reservation, DoneFn done) override;
+  void SubmitDelete(const std::string& ns, const std::string& key, DoneFn done) override;
+  // Placements may have changed (epoch moved): refetch and repair substitutes.
+  void ScanSoon();
+  // The namespace was deleted: drop what is cached about it.
+  void Forget(const std::string& ns);
+
+ private:
+  struct NsState {
+    bool have = false, stale = true;
+    v1::Namespace placement;
+    std::set<uint64_t> synced;  // members known to hold exactly our records
+  };
+  struct Worker {
+    std::mutex mu;
+    std::condition_variable cv;
+    std::deque<std::function<void()>> jobs;
+    std::thread thread;
+  };
+
+  void Enqueue(const std::string& ns, std::function<void()> job);
+  void WorkerLoop(Worker* w);
+  void ScanLoop();
+  void ScanOnce();
+
+  std::shared_ptr<NsState> StateOf(const std::string& ns);
+  // Loads the placement when stale (or `force`); NotFound for unknown namespaces.
+  Status Refresh(const std::string& ns, NsState* s, bool force);
+  // FailedPrecondition unless this node is the namespace's primary.
+  Status CheckPrimary(const std::string& ns, NsState* s);
+  // Brings every usable member up to date with `apply` already done locally;
+  // `send` forwards the one operation to an in-sync member. Counts copies.
+  Status Replicate(const std::string& ns, NsState* s,
+                   const std::function<Status(ReplicaLink*)>& send);
+  StatusOr<std::shared_ptr<ReplicaLink>> LinkFor(const v1::Replica& member);
+  void DropLink(uint64_t node_id);
+
+  // repair.cc: copies every record of ns onto the member behind `link`.
+  Status RepairMember(const std::string& ns, ReplicaLink* link);
+  void RepairJob(const std::string& ns);
+
+  void RunWrite(const WriteSpec& spec, Reservation* r, const DoneFn& done);
+  void RunDelete(const std::string& ns, const std::string& key, const DoneFn& done);
+
+  Store* store_;
+  ProxyClient* proxy_;
+  const uint64_t self_;
+  ReplicatorOptions options_;
+  std::vector<std::unique_ptr<Worker>> workers_;
+  bool stopping_ = false;  // guarded by mu_
+
+  std::mutex mu_;  // guards ns_, links_, scan flags
+  std::map<std::string, std::shared_ptr<NsState>> ns_;
+  std::map<uint64_t, std::shared_ptr<ReplicaLink>> links_;
+  std::map<uint64_t, std::string> link_endpoints_;
+  bool scan_wanted_ = true;
+  std::condition_variable scan_cv_;
+  std::thread scanner_;
+};
+
+}  // namespace rpmp

@@ -1,0 +1,30 @@
+// WriteCoordinator: the seam between the data plane (server/server.*) and cluster
+// mode (server/cluster/). In cluster mode every client put/append/del passes through
+// it instead of being committed by the server directly, so a namespace's primary
+// can order it, replicate it and acknowledge it only once enough copies exist.
+// Requests carrying wire::kFlagReplica (from a primary) bypass it.
+//
+// Threads: Submit* are called from the server's progress and commit threads and must
+// not block; `done` is called exactly once, from any thread.
+#pragma once
+
+#include <functional>
+#include <string>
+
+#include "common/status.h"
+#include "server/store/store.h"
+
+namespace rpmp {
+
+using DoneFn = std::function<void(const Status&)>;
+
+class WriteCoordinator {
+ public:
+  virtual ~WriteCoordinator() = default;
+  // `reservation` holds the payload in place; the coordinator commits or aborts it
+  // (it stays owned by the caller and alive until `done`).
+  virtual void SubmitWrite(const WriteSpec& spec, Reservation* reservation, DoneFn done) = 0;
+  virtual void SubmitDelete(const std::string& ns, const std::string& key, DoneFn done) = 0;
+};
+
+}  // namespace rpmp

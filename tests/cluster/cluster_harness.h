@@ -1,0 +1,81 @@
+// ClusterHarness: a real RPMP cluster for tests — one etcd, N rpmp-proxy and M
+// rpmp-server child processes on random free 127.0.0.1 ports, pools and etcd data
+// under /dev/shm, short heartbeat/failover timeouts. Everything is started and
+// checked by polling with deadlines (log lines, the proxy's node map), never by
+// sleeping. Destroying the harness kills every child and removes its files.
+// Tests only; not thread-safe.
+#pragma once
+
+#include <sys/types.h>
+
+#include <chrono>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "proto/proxy_client.h"
+#include "rpmp/client.h"
+#include "rpmp/cluster.h"
+#include "tests/server_process.h"
+
+namespace rpmp::testing {
+
+// A child process whose stdout and stderr go to a log file.
+class ChildProcess {
+ public:
+  ChildProcess(std::string name, std::vector<std::string> argv);
+  ~ChildProcess();
+  bool Start();
+  // Polls the log until it contains `text` (true) or the deadline passes.
+  bool WaitForLog(const std::string& text, std::chrono::milliseconds within) const;
+  int Kill(int sig);
+  bool Running() const { return pid_ > 0; }
+  std::string Log() const;
+
+ private:
+  std::string name_, log_path_;
+  std::vector<std::string> argv_;
+  pid_t pid_ = -1;
+};
+
+// Polls `cond` every 20 ms until it is true (returns true) or `within` passes.
+bool Eventually(const std::function<bool()>& cond, std::chrono::milliseconds within);
+
+class ClusterHarness {
+ public:
+  ClusterHarness();
+  ~ClusterHarness();
+  // Starts etcd, `proxies` proxies and `servers` servers and waits until every
+  // server is LIVE in the node map. False (with logs in Describe()) on failure.
+  bool Start(int proxies, int servers);
+  // Adds one more server (started, not yet necessarily LIVE).
+  ServerProcess* AddServer();
+  bool WaitLive(size_t n, std::chrono::milliseconds within);
+
+  std::vector<std::string> proxy_addresses() const { return proxy_addrs_; }
+  std::string proxy_list() const;
+  ProxyClient& proxy() { return *proxy_client_; }
+  ChildProcess& proxy_process(size_t i) { return *proxies_[i]; }
+  std::vector<std::unique_ptr<ServerProcess>>& servers() { return servers_; }
+  // Index into proxy_addresses() of the current leader, -1 if unknown.
+  int LeaderIndex();
+  // The server process serving node `id`, nullptr if none.
+  ServerProcess* ServerOfNode(uint64_t id);
+  uint64_t NodeIdOf(ServerProcess* s);
+  // ConnectCluster with test timeouts (2 s per call, 30 s of retries).
+  std::unique_ptr<Client> Connect();
+  // Logs of all processes, for failure messages.
+  std::string Describe() const;
+
+ private:
+  std::string etcd_dir_;
+  std::unique_ptr<ChildProcess> etcd_;
+  std::vector<std::unique_ptr<ChildProcess>> proxies_;
+  std::vector<std::string> proxy_addrs_;
+  std::vector<std::unique_ptr<ServerProcess>> servers_;
+  std::vector<uint64_t> node_ids_;
+  std::unique_ptr<ProxyClient> proxy_client_;
+};
+
+}  // namespace rpmp::testing

@@ -1,0 +1,178 @@
+// Cluster integration: node restarts and joins, namespace deletion and TTL expiry,
+// and the errors bad requests get through the C++ client and rpmpctl.
+#include <catch2/catch.hpp>
+
+#include <thread>
+
+#include "tests/cluster/cluster_harness.h"
+#include "tests/test_util.h"
+
+namespace rpmp::testing {
+namespace {
+
+using namespace std::chrono_literals;
+
+std::unique_ptr<Client> Direct(ServerProcess* s) {
+  ClientOptions o;
+  o.provider = Provider();
+  o.timeout = 5s;
+  StatusOr<std::unique_ptr<Client>> c = Client::Connect(s->address(), o);
+  return c.ok() ? std::move(c).value() : nullptr;
+}
+
+uint64_t UsedBytes(Client* c) {
+  StatusOr<ServerStats> s = c->Stat();
+  uint64_t used = 0;
+  if (s.ok())
+    for (const PoolInfo& p : s->pools) used += p.used;
+  return used;
+}
+
+TEST_CASE("a killed server restarts with its id and data, and a fourth server joins new namespaces") {
+  ClusterHarness h;
+  REQUIRE(h.Start(2, 3));
+  std::unique_ptr<Client> c = h.Connect();
+  REQUIRE(c != nullptr);
+  REQUIRE(AsCluster(c.get())->CreateNamespace("all3", {3, 0, 0}).ok());
+  std::string big(100000, 'x');
+  REQUIRE(c->Put("all3", "big", big.data(), big.size()).ok());
+  REQUIRE(c->Append("all3", "log", "a", 1, 1).ok());
+  REQUIRE(c->Append("all3", "log", "b", 1, 2).ok());
+
+  ServerProcess* s0 = h.servers()[0].get();
+  uint64_t id = h.NodeIdOf(s0);
+  REQUIRE(id != 0);
+  s0->Kill(SIGKILL);
+  REQUIRE(s0->Restart());
+  std::unique_ptr<Client> d = Direct(s0);
+  REQUIRE(d != nullptr);
+  CHECK(d->NodeId() == id);
+  StatusOr<std::string> v = d->Get("all3", "big");
+  REQUIRE(v.ok());
+  CHECK(*v == big);
+  StatusOr<ObjectMeta> meta = d->GetMeta("all3", "log");
+  REQUIRE(meta.ok());
+  REQUIRE(meta->records.size() == 2);
+  CHECK(meta->records[1].tag == 2);
+  REQUIRE(h.WaitLive(3, 15s));
+  // Reads and writes through the cluster still work with the restarted member.
+  REQUIRE(c->Append("all3", "log", "c", 1, 3).ok());
+  StatusOr<std::string> log = c->Get("all3", "log");
+  REQUIRE(log.ok());
+  CHECK(*log == "abc");
+
+  ServerProcess* s3 = h.AddServer();
+  REQUIRE(s3 != nullptr);
+  REQUIRE(h.WaitLive(4, 15s));
+  uint64_t id3 = h.NodeIdOf(s3);
+  REQUIRE(id3 != 0);
+  // Placement is a hash ring: some of a few new R=3 namespaces must use node 4.
+  std::string on_new;
+  for (int i = 0; i < 20 && on_new.empty(); i++) {
+    std::string name = "new/" + std::to_string(i);
+    StatusOr<NamespaceInfo> ns = AsCluster(c.get())->CreateNamespace(name, {3, 0, 0});
+    REQUIRE(ns.ok());
+    for (uint64_t n : ns->replicas)
+      if (n == id3) on_new = name;
+  }
+  REQUIRE(!on_new.empty());
+  REQUIRE(c->Put(on_new, "k", "joined", 6).ok());
+  std::unique_ptr<Client> d3 = Direct(s3);
+  REQUIRE(d3 != nullptr);
+  StatusOr<std::string> got = d3->Get(on_new, "k");
+  INFO(h.Describe());
+  REQUIRE(got.ok());
+  CHECK(*got == "joined");
+}
+
+TEST_CASE("deleting a namespace frees it on all nodes, and a TTL namespace expires") {
+  ClusterHarness h;
+  REQUIRE(h.Start(2, 3));
+  std::unique_ptr<Client> c = h.Connect();
+  REQUIRE(c != nullptr);
+  std::vector<std::unique_ptr<Client>> direct;
+  for (auto& s : h.servers()) direct.push_back(Direct(s.get()));
+  for (auto& d : direct) REQUIRE(d != nullptr);
+  std::vector<uint64_t> used_before;
+  for (auto& d : direct) used_before.push_back(UsedBytes(d.get()));
+
+  REQUIRE(AsCluster(c.get())->CreateNamespace("app/1/shuffle", {3, 0, 0}).ok());
+  std::string v(200000, 'z');
+  for (int i = 0; i < 10; i++) REQUIRE(c->Put("app/1/shuffle", std::to_string(i), v.data(), v.size()).ok());
+  std::vector<uint64_t> used_with_data;
+  for (size_t i = 0; i < direct.size(); i++) {
+    StatusOr<std::vector<KeyInfo>> keys = direct[i]->List("app/1/shuffle");
+    REQUIRE(keys.ok());
+    CHECK(keys->size() == 10);
+    used_with_data.push_back(UsedBytes(direct[i].get()));
+    CHECK(used_with_data[i] > used_before[i]);
+  }
+  StatusOr<std::vector<std::string>> deleted = AsCluster(c.get())->DeleteNamespaces("app/1", true);
+  REQUIRE(deleted.ok());
+  CHECK(*deleted == std::vector<std::string>{"app/1/shuffle"});
+  for (size_t i = 0; i < direct.size(); i++) {
+    // The store keeps one segment as its delete reserve once it holds data.
+    bool freed = Eventually([&] {
+      StatusOr<std::vector<KeyInfo>> keys = direct[i]->List("app/1/shuffle");
+      return keys.ok() && keys->empty() && UsedBytes(direct[i].get()) + 1000000 < used_with_data[i];
+    }, 15s);
+    INFO("node " << i << " used before " << used_before[i] << ", with data " << used_with_data[i] << ", now "
+                 << UsedBytes(direct[i].get()));
+    CHECK(freed);
+  }
+  CHECK(c->Get("app/1/shuffle", "0").status().IsNotFound());
+
+  REQUIRE(AsCluster(c.get())->CreateNamespace("short-lived", {2, 0, 1}).ok());
+  REQUIRE(c->Put("short-lived", "k", "v", 1).ok());
+  CHECK(Eventually([&] {
+    return h.proxy().GetPlacement("short-lived").status().IsNotFound() &&
+           c->Get("short-lived", "k").status().IsNotFound();
+  }, 20s));
+  for (auto& d : direct)
+    CHECK(Eventually([&] {
+      StatusOr<std::vector<KeyInfo>> keys = d->List("short-lived");
+      return keys.ok() && keys->empty();
+    }, 15s));
+}
+
+TEST_CASE("bad requests to the proxy give clear errors through the client and rpmpctl") {
+  ClusterHarness h;
+  REQUIRE(h.Start(2, 3));
+  std::unique_ptr<Client> c = h.Connect();
+  REQUIRE(c != nullptr);
+  ClusterControl* cc = AsCluster(c.get());
+  StatusOr<NamespaceInfo> r = cc->CreateNamespace("too-many", {4, 0, 0});
+  CHECK(r.status().code() == StatusCode::kFailedPrecondition);
+  CHECK(r.status().message().find("only 3 storage nodes") != std::string::npos);
+  r = cc->CreateNamespace("bad-min", {2, 3, 0});
+  CHECK(r.status().code() == StatusCode::kInvalidArgument);
+  r = cc->CreateNamespace("bad//name", {1, 0, 0});
+  CHECK(r.status().code() == StatusCode::kInvalidArgument);
+  CHECK(cc->DescribeNamespace("missing").status().IsNotFound());
+  CHECK(c->Get("missing", "k").status().IsNotFound());
+  CHECK(c->DeleteNamespace("missing").IsNotFound());
+  REQUIRE(cc->CreateNamespace("once", {2, 0, 0}).ok());
+  CHECK(cc->CreateNamespace("once", {2, 0, 0}).ok());  // idempotent
+  CHECK(cc->CreateNamespace("once", {3, 0, 0}).status().code() == StatusCode::kAlreadyExists);
+
+  std::string out, err;
+  std::string proxies = h.proxy_list();
+  CHECK(RunTool({"rpmpctl", "--proxy", proxies, "ns", "create", "x", "--replicas", "5"}, "", &out, &err) == 1);
+  CHECK(err.find("only 3 storage nodes are LIVE") != std::string::npos);
+  CHECK(RunTool({"rpmpctl", "--proxy", proxies, "ns", "rm", "nope"}, "", &out, &err) == 1);
+  CHECK(err.find("not found") != std::string::npos);
+  CHECK(RunTool({"rpmpctl", "nodes"}, "", &out, &err) == 2);  // no proxy anywhere
+  CHECK(RunTool({"rpmpctl", "--proxy", proxies, "nodes"}, "", &out, &err) == 0);
+  CHECK(out.find("leader 127.0.0.1:") != std::string::npos);
+  CHECK(out.find(" LIVE ") != std::string::npos);
+  CHECK(RunTool({"rpmpctl", "--proxy", proxies, "ns", "create", "cli", "--replicas", "2", "--ttl", "1h"}, "", &out,
+                &err) == 0);
+  CHECK(RunTool({"rpmpctl", "--proxy", proxies, "put", "cli", "k", "-"}, "from stdin", &out, &err) == 0);
+  CHECK(RunTool({"rpmpctl", "--proxy", proxies, "get", "cli", "k", "-"}, "", &out, &err) == 0);
+  CHECK(out == "from stdin");
+  CHECK(RunTool({"rpmpctl", "--proxy", proxies, "ns", "ls"}, "", &out, &err) == 0);
+  CHECK(out.find("cli\treplicas=2") != std::string::npos);
+}
+
+}  // namespace
+}  // namespace rpmp::testing
