@@ -26,8 +26,12 @@ void Server::HandleHello(Slot* s) {
     Recycle(s);  // nobody to answer
     return;
   }
-  uint32_t id = next_session_++;
-  if (next_session_ == 0) next_session_ = 1;
+  // Random ids: a client that still holds a session from before a restart must not
+  // land in another client's session (its request would run, its reply go astray).
+  uint32_t id;
+  do {
+    id = static_cast<uint32_t>(session_rng_());
+  } while (id == 0 || sessions_.count(id) != 0);
   sessions_[id] = *peer;
   s->peer = *peer;
   s->has_peer = true;

@@ -15,6 +15,7 @@
 #include <deque>
 #include <memory>
 #include <mutex>
+#include <random>
 #include <thread>
 #include <unordered_map>
 #include <vector>
@@ -90,7 +91,7 @@ class Server {
   std::vector<char> slot_memory_;
   std::vector<std::unique_ptr<Slot>> slots_;
   std::unordered_map<uint32_t, PeerAddr> sessions_;  // progress thread only
-  uint32_t next_session_ = 1;
+  std::mt19937_64 session_rng_{std::random_device{}()};  // progress thread only
 
   std::atomic<bool> shutdown_{false};
   std::atomic<int> busy_slots_{0};
