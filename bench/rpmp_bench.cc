@@ -8,6 +8,7 @@
 #include <atomic>
 #include <condition_variable>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <mutex>
 #include <sstream>
@@ -17,6 +18,7 @@
 #include "bench/tcp_baseline.h"
 #include "common/config_util.h"
 #include "rpmp/client.h"
+#include "rpmp/cluster.h"
 
 namespace rpmp::bench {
 namespace {
@@ -24,7 +26,9 @@ namespace {
 using Clock = std::chrono::steady_clock;
 
 struct Config {
-  std::string server, provider = "tcp;ofi_rxm";
+  std::string server, proxies, provider = "tcp;ofi_rxm";
+  std::string ns = "rpmp-bench";
+  uint32_t replicas = 1;  // cluster mode: copies of every record
   std::vector<std::string> workloads = {"put", "get"};
   std::vector<uint64_t> sizes = {4096, 1 << 20};
   int threads = 2, depth = 4, clients = 1, keys = 16;
@@ -62,7 +66,7 @@ void RunKvThread(Client& c, const Config& cfg, const std::string& workload, uint
   std::vector<bool> busy(cfg.depth, false);
   int in_flight = 0;
   uint64_t n = 0;
-  std::string ns = "rpmp-bench";
+  const std::string& ns = cfg.ns;
   while (Clock::now() < until) {
     int lane;
     {
@@ -118,7 +122,7 @@ Status Prepare(Client& c, const Config& cfg, uint64_t size) {
   std::string v(size, 'p');
   for (int t = 0; t < cfg.threads; t++)
     for (int k = 0; k < cfg.keys; k++)
-      RPMP_RETURN_IF_ERROR(c.Put("rpmp-bench", "t" + std::to_string(t) + "-" + std::to_string(k), v.data(), v.size()));
+      RPMP_RETURN_IF_ERROR(c.Put(cfg.ns, "t" + std::to_string(t) + "-" + std::to_string(k), v.data(), v.size()));
   return Status::Ok();
 }
 
@@ -136,16 +140,38 @@ int Run(const Config& cfg) {
     o.name = "rpmp-bench";
     o.verify_checksums = cfg.verify;
     o.max_inflight = static_cast<uint32_t>(std::max(64, cfg.threads * cfg.depth + 4));
-    StatusOr<std::unique_ptr<Client>> c = Client::Connect(cfg.server, o);
+    StatusOr<std::unique_ptr<Client>> c = Status::Unavailable("");
+    if (cfg.proxies.empty()) {
+      c = Client::Connect(cfg.server, o);
+    } else {
+      ClusterOptions co;
+      co.client = o;
+      co.namespace_defaults.replicas = cfg.replicas;
+      c = Client::ConnectCluster(ProxyList(cfg.proxies), co);
+    }
     if (!c.ok()) { std::fprintf(stderr, "rpmp-bench: %s\n", c.status().ToString().c_str()); return 1; }
     clients.push_back(std::move(c).value());
+  }
+  if (!cfg.proxies.empty()) {  // a fresh namespace with the asked replication
+    ClusterControl* cc = AsCluster(clients[0].get());
+    cc->DeleteNamespaces(cfg.ns, false);
+    StatusOr<NamespaceInfo> info = cc->CreateNamespace(cfg.ns, {cfg.replicas, 0, 0});
+    if (!info.ok()) {
+      std::fprintf(stderr, "rpmp-bench: creating namespace %s: %s\n", cfg.ns.c_str(), info.status().ToString().c_str());
+      return 1;
+    }
   }
 #ifndef NDEBUG
   std::printf("WARNING: assertions are enabled (debug build): figures are not representative\n");
 #endif
-  std::printf("rpmp-bench: server=%s provider=%s threads=%d depth=%d clients=%d seconds=%.1f "
-              "verify_checksums=%s cores=%ld\n", cfg.server.c_str(), cfg.provider.c_str(), cfg.threads,
-              cfg.depth, cfg.clients, cfg.seconds, cfg.verify ? "on" : "off", sysconf(_SC_NPROCESSORS_ONLN));
+  if (cfg.proxies.empty())
+    std::printf("rpmp-bench: server=%s", cfg.server.c_str());
+  else
+    std::printf("rpmp-bench: cluster proxies=%s replicas=%u namespace=%s", cfg.proxies.c_str(), cfg.replicas,
+                cfg.ns.c_str());
+  std::printf(" provider=%s threads=%d depth=%d clients=%d seconds=%.1f verify_checksums=%s cores=%ld\n",
+              cfg.provider.c_str(), cfg.threads, cfg.depth, cfg.clients, cfg.seconds,
+              cfg.verify ? "on" : "off", sysconf(_SC_NPROCESSORS_ONLN));
   // The limit is the median of three short streams: one stream is too noisy on a
   // small shared machine.
   auto round = std::chrono::milliseconds(static_cast<int64_t>(std::min(2.0, cfg.seconds) * 1000 / 3) + 1);
@@ -194,7 +220,7 @@ int Run(const Config& cfg) {
       if (all.errors > 0) std::printf("  first error: %s\n", all.first_error.c_str());
       std::fflush(stdout);
     }
-    clients[0]->DeleteNamespace("rpmp-bench");
+    clients[0]->DeleteNamespace(cfg.ns);
   }
   return 0;
 }
@@ -202,9 +228,11 @@ int Run(const Config& cfg) {
 int Main(int argc, char** argv) {
   Config cfg;
   const char* usage =
-      "usage: rpmp-bench --server HOST:PORT [--workloads put,get,append,write,read] [--sizes 4k,1m]\n"
+      "usage: rpmp-bench (--server HOST:PORT | --proxy HOST:PORT[,...] [--replicas R])\n"
+      "                  [--workloads put,get,append,write,read] [--sizes 4k,1m]\n"
       "                  [--threads N] [--depth N] [--clients N] [--seconds S] [--keys N]\n"
-      "                  [--provider P] [--no-verify]\n";
+      "                  [--provider P] [--no-verify]\n"
+      "  --proxy (or RPMP_PROXIES) benchmarks a cluster: namespace rpmp-bench-rR with R copies\n";
   for (int i = 1; i < argc; i++) {
     std::string f = argv[i];
     if (f == "--help" || f == "-h") { std::fputs(usage, stdout); return 0; }
@@ -213,6 +241,8 @@ int Main(int argc, char** argv) {
     std::string v = argv[++i];
     try {
       if (f == "--server") cfg.server = v;
+      else if (f == "--proxy") cfg.proxies = v;
+      else if (f == "--replicas") cfg.replicas = static_cast<uint32_t>(std::stoul(v));
       else if (f == "--provider") cfg.provider = v;
       else if (f == "--workloads") cfg.workloads = Split(v);
       else if (f == "--threads") cfg.threads = std::stoi(v);
@@ -238,9 +268,12 @@ int Main(int argc, char** argv) {
       std::fprintf(stderr, "rpmp-bench: unknown workload '%s'\n%s", w.c_str(), usage);
       return 2;
     }
-  if (cfg.server.empty() || cfg.threads < 1 || cfg.depth < 1 || cfg.clients < 1 || cfg.seconds <= 0 ||
+  if (cfg.server.empty() && cfg.proxies.empty() && std::getenv("RPMP_PROXIES") != nullptr)
+    cfg.proxies = std::getenv("RPMP_PROXIES");
+  if (!cfg.proxies.empty()) cfg.ns = "rpmp-bench-r" + std::to_string(cfg.replicas);
+  if ((cfg.server.empty() && cfg.proxies.empty()) || cfg.replicas < 1 || cfg.threads < 1 || cfg.depth < 1 || cfg.clients < 1 || cfg.seconds <= 0 ||
       cfg.keys < 1) {
-    std::fprintf(stderr, "rpmp-bench: --server is required; counts and seconds must be positive\n%s", usage);
+    std::fprintf(stderr, "rpmp-bench: --server or --proxy is required; counts and seconds must be positive\n%s", usage);
     return 2;
   }
   return Run(cfg);
