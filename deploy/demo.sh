@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
-# The README's first command: installs what is missing, builds, starts an
-# rpmp-server on emulated PMem (a pool file in /dev/shm), and shows it working:
-# put and get through rpmpctl, a restart that keeps the data, and a short benchmark.
-# Leaves nothing running. Usage: deploy/demo.sh
+# The README's first command: installs what is missing, builds everything, starts a
+# local RPMP cluster on emulated PMem (etcd, 2 rpmp-proxy, 3 rpmp-server with pools in
+# /dev/shm), and shows it working: replicated writes, a server killed with kill -9
+# while its data stays readable, a Spark job whose shuffles go through RPMP, and a
+# benchmark. Stops the cluster at the end (logs are kept and their place printed).
+# Usage: deploy/demo.sh
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -10,56 +12,52 @@ deploy/install-deps.sh
 PATH="$(deploy/install-spark.sh):$PATH"
 echo "== build (C++, Go proxy, Java client and Spark plugin)"
 BUILD_DIR=build deploy/build.sh -DRPMP_JAVA=ON
-BIN=build/bin
-RUN=$(mktemp -d /tmp/rpmp-demo.XXXXXX)
-POOL=/dev/shm/rpmp-demo-$$.pool
-PORT=$(python3 -c 'import socket;s=socket.socket();s.bind(("127.0.0.1",0));print(s.getsockname()[1])')
-SERVER=127.0.0.1:$PORT
-server_pid=""
-cleanup() {
-  [ -n "$server_pid" ] && kill "$server_pid" 2>/dev/null && wait "$server_pid" 2>/dev/null || true
-  rm -f "$POOL"
-}
-trap cleanup EXIT
+export RPMP_BIN_DIR=$PWD/build/bin
+export RPMP_RUN_DIR=${RPMP_RUN_DIR:-/tmp/rpmp-demo-cluster}
+export RPMP_BASE_PORT=${RPMP_BASE_PORT:-7400}
+BIN=$RPMP_BIN_DIR
+trap 'deploy/local-cluster.sh stop --wipe >/dev/null 2>&1 || true' EXIT
 
-start_server() {
-  "$BIN/rpmp-server" --listen "$SERVER" --pool "$POOL:1G" >"$RUN/server.out" 2>>"$RUN/server.log" &
-  server_pid=$!
-  for _ in $(seq 300); do  # wait for the ready line, not for a fixed time
-    grep -q "rpmp-server ready" "$RUN/server.out" 2>/dev/null && return 0
-    kill -0 "$server_pid" 2>/dev/null || { cat "$RUN/server.log"; return 1; }
-    sleep 0.1
-  done
-  echo "rpmp-server did not become ready"; return 1
-}
+echo "== start a local cluster (pools on /dev/shm, logs in $RPMP_RUN_DIR)"
+deploy/local-cluster.sh stop --wipe >/dev/null 2>&1 || true
+deploy/local-cluster.sh start | sed 's/^/   /'
+eval "$(deploy/local-cluster.sh status | grep '^RPMP_PROXIES=')"
+export RPMP_PROXIES
+CTL="$BIN/rpmpctl --proxy $RPMP_PROXIES"
 
-echo "== start rpmp-server on $SERVER with a 1 GiB pool at $POOL (log: $RUN/server.log)"
-start_server
-grep "medium" "$RUN/server.log" | sed 's/^/   /'
-CTL="$BIN/rpmpctl --server $SERVER"
-echo "== put and get"
+echo "== a namespace with 2 copies of every record"
+$CTL ns create demo --replicas 2 | sed 's/^/   /'
 echo "hello from RPMP" | $CTL put demo greeting -
-printf '   get demo greeting -> '; $CTL get demo greeting -
-head -c 8388608 /dev/urandom >"$RUN/blob"
-$CTL put demo blob "$RUN/blob"
-$CTL get demo blob "$RUN/blob.back"
-cmp "$RUN/blob" "$RUN/blob.back" && echo "   8 MiB blob round-tripped byte for byte (by RDMA read/write over tcp;ofi_rxm)"
+head -c 8388608 /dev/urandom >"$RPMP_RUN_DIR/blob"
+$CTL put demo blob "$RPMP_RUN_DIR/blob"
 for i in 1 2 3; do echo "record $i" | $CTL append demo log - --tag $i; done
+printf '   get demo greeting -> '; $CTL get demo greeting -
 echo "   records of demo/log:"; $CTL meta demo log | sed 's/^/     /'
-echo "== restart the server: acknowledged data survives"
-kill -TERM "$server_pid"; wait "$server_pid" || true; server_pid=""
-start_server
-printf '   after restart: '; $CTL get demo greeting -
-$CTL get demo blob "$RUN/blob.back2" && cmp "$RUN/blob" "$RUN/blob.back2" && echo "   8 MiB blob intact"
-$CTL stat | sed 's/^/   /'
+
+echo "== kill -9 one server holding the namespace: reads go on from the replica"
+victim=$($CTL ns show demo | awk '/^  member/ {print $3; exit}')   # first member's endpoint
+idx=$(( ${victim##*:} - RPMP_BASE_PORT - 20 ))
+kill -9 "$(cat "$RPMP_RUN_DIR/server$idx.pid")"
+echo "   killed server$idx ($victim) with kill -9"
+$CTL get demo blob "$RPMP_RUN_DIR/blob.back" && cmp "$RPMP_RUN_DIR/blob" "$RPMP_RUN_DIR/blob.back" \
+  && echo "   8 MiB blob read back byte for byte from the surviving replica"
+printf '   get demo greeting -> '; $CTL get demo greeting -
+echo "== restart it: it rejoins with its id and its data"
+deploy/local-cluster.sh start >/dev/null
+$CTL nodes | sed 's/^/   /'
+
 echo "== a Spark job (pyspark 4.2.0, local-cluster with 2 executor JVMs) shuffling through RPMP"
-JAR=$(pwd)/build/jars/rpmp-spark.jar
+JAR=$PWD/build/jars/rpmp-spark.jar
 spark-submit --master "local-cluster[2,1,1024]" --driver-memory 1g \
   --conf spark.ui.enabled=false --conf spark.shuffle.manager=io.rpmp.spark.PmofShuffleManager \
-  --conf spark.rpmp.server="$SERVER" --conf spark.rpmp.fallback=fail \
+  --conf spark.rpmp.proxies="$RPMP_PROXIES" --conf spark.rpmp.fallback=fail \
   --conf spark.driver.extraClassPath="$JAR" --conf spark.executor.extraClassPath="$JAR" \
-  deploy/spark_demo.py 2>"$RUN/spark.log" | sed 's/^/   /'
-printf '   after the Spark application (it deletes its shuffles), the server holds: '; $CTL stat | grep -o 'namespaces [0-9]* keys [0-9]*'
-echo "== benchmark (2 s per workload)"
-"$BIN/rpmp-bench" --server "$SERVER" --workloads put,get --sizes 4k,1m --threads 2 --depth 4 --seconds 2
-echo "== done (logs in $RUN)"
+  deploy/spark_demo.py 2>"$RPMP_RUN_DIR/spark.log" | sed 's/^/   /'
+printf '   namespaces of Spark left after the application: '; $CTL ns ls spark/ | wc -l
+
+echo "== benchmark against the cluster (2 s per workload, R=1 then R=2)"
+for r in 1 2; do
+  "$BIN/rpmp-bench" --proxy "$RPMP_PROXIES" --replicas $r --workloads put,get --sizes 1m \
+    --threads 2 --depth 4 --seconds 2 | sed 's/^/   /'
+done
+echo "== done; logs were in $RPMP_RUN_DIR"

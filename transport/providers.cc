@@ -14,12 +14,12 @@ constexpr uint64_t kAdaptableMrModes = FI_MR_LOCAL | FI_MR_VIRT_ADDR | FI_MR_ALL
 
 constexpr std::array<ProviderTraits, 4> kProviders = {{
     {"tcp;ofi_rxm", "TCP sockets under the RxM reliable-datagram layer (any NIC, loopback)",
-     kAdaptableMrModes, FI_WAIT_FD, 16 * 1024, true},
+     kAdaptableMrModes, FI_WAIT_FD, 16 * 1024, true, true},
     {"verbs;ofi_rxm", "RDMA verbs (InfiniBand, RoCE, iWARP) under RxM",
-     kAdaptableMrModes, FI_WAIT_FD, 4 * 1024, true},
+     kAdaptableMrModes, FI_WAIT_FD, 4 * 1024, true, false},
     {"tcp", "native TCP reliable-datagram endpoints (libfabric >= 1.18)",
-     kAdaptableMrModes, FI_WAIT_FD, 16 * 1024, true},
-    {"shm", "shared memory within one host", kAdaptableMrModes, FI_WAIT_NONE, 4 * 1024, true},
+     kAdaptableMrModes, FI_WAIT_FD, 16 * 1024, true, true},
+    {"shm", "shared memory within one host", kAdaptableMrModes, FI_WAIT_NONE, 4 * 1024, true, false},
 }};
 
 }  // namespace

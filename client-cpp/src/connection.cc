@@ -9,6 +9,7 @@
 #include <future>
 
 #include "common/log.h"
+#include "transport/peer_probe.h"
 
 namespace rpmp {
 
@@ -66,14 +67,22 @@ StatusOr<std::unique_ptr<Connection>> Connection::Open(const std::string& server
                                                        const ClientOptions& options) {
   std::unique_ptr<Connection> c(new Connection(server, options));
   RPMP_RETURN_IF_ERROR(c->Setup());
+  if (c->PeerIsGone())  // fail at once: the provider would only time out
+    return Status::Unavailable("cannot reach rpmp-server at " + server + ": connection refused");
   c->progress_ = std::thread([p = c.get()] { p->ProgressLoop(); });
   Status st = c->Hello();
   if (!st.ok()) return st.Annotate("cannot reach rpmp-server at " + server);
   return c;
 }
 
+bool Connection::PeerIsGone() const {
+  return fabric_->traits().tcp_listener &&
+         PeerRefusesConnections(peer_host_.host, peer_host_.port, std::chrono::milliseconds(200));
+}
+
 Status Connection::Setup() {
   RPMP_ASSIGN_OR_RETURN(HostPort hp, ParseHostPort(server_));
+  peer_host_ = hp;
   FabricOptions fo;
   fo.provider = options_.provider;
   fo.node = LocalAddressToward(hp);
@@ -268,20 +277,38 @@ void Connection::OnResponse(RecvSlot* r, size_t len) {
 }
 
 void Connection::ExpireCalls() {
-  std::vector<Call*> expired;
+  std::vector<Call*> expired, stuck;
   auto now = std::chrono::steady_clock::now();
   {
     std::lock_guard<std::mutex> lock(mu_);
-    for (auto& c : calls_)
-      if (c->in_use && !c->finished && c->deadline < now) {
+    for (auto& c : calls_) {
+      if (!c->in_use || c->finished) continue;
+      if (c->deadline < now) {
         c->timed_out = true;
         expired.push_back(c.get());
+      } else if (now - (c->deadline - options_.timeout) > kProbeAfter) {
+        stuck.push_back(c.get());
       }
+    }
   }
   for (Call* c : expired)
     Finish(c, Status::DeadlineExceeded("no reply from rpmp-server at " + server_ + " within " +
                                        std::to_string(options_.timeout.count()) + " ms"),
            wire::Response());
+  // Calls waiting long: if the server's port now refuses connections, it is gone and
+  // waiting for the timeout would only delay failover. (The server may have run them:
+  // the buffers stay quarantined as for a timeout.)
+  if (stuck.empty() || now - last_probe_ < kProbeAfter) return;
+  last_probe_ = now;
+  if (!PeerIsGone()) return;
+  for (Call* c : stuck) {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      c->timed_out = true;
+    }
+    Finish(c, Status::Unavailable("rpmp-server at " + server_ + " is gone (connection refused)"),
+           wire::Response());
+  }
 }
 
 void Connection::Finish(Call* c, const Status& st, const wire::Response& resp) {

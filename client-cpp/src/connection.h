@@ -64,12 +64,17 @@ class Connection {
   void Finish(Call* c, const Status& st, const wire::Response& resp);
   void MaybeFree(Call* c);
   Call* AcquireCall();
+  // True when the provider's endpoints are TCP listeners and the server's refuses.
+  bool PeerIsGone() const;
+  static constexpr std::chrono::milliseconds kProbeAfter{1000};
 
   std::string server_;
   ClientOptions options_;
   std::unique_ptr<Fabric> fabric_;
   std::unique_ptr<BufferPool> pool_;
   PeerAddr peer_ = 0;
+  HostPort peer_host_;
+  std::chrono::steady_clock::time_point last_probe_{};  // progress thread only
   uint64_t node_id_ = 0;
   size_t max_inline_ = 0;
   std::atomic<uint32_t> session_{0};
