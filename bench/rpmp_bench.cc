@@ -67,7 +67,13 @@ void RunKvThread(Client& c, const Config& cfg, const std::string& workload, uint
   int in_flight = 0;
   uint64_t n = 0;
   const std::string& ns = cfg.ns;
+  // Appends only grow objects: stop at a byte budget so the pool never fills.
+  const uint64_t append_budget = (1ull << 30) / static_cast<uint64_t>(cfg.threads);
   while (Clock::now() < until) {
+    if (workload == "append") {
+      std::lock_guard<std::mutex> l(mu);
+      if (r->bytes + static_cast<uint64_t>(in_flight) * size >= append_budget) break;
+    }
     int lane;
     {
       std::unique_lock<std::mutex> l(mu);
@@ -219,6 +225,7 @@ int Run(const Config& cfg) {
                   static_cast<unsigned long long>(all.errors));
       if (all.errors > 0) std::printf("  first error: %s\n", all.first_error.c_str());
       std::fflush(stdout);
+      if (w == "append" || w == "put") clients[0]->DeleteNamespace(cfg.ns);  // free the space
     }
     clients[0]->DeleteNamespace(cfg.ns);
   }
