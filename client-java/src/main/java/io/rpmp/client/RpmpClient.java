@@ -496,7 +496,8 @@ public final class RpmpClient implements AutoCloseable {
 
   /**
    * Deletes namespace {@code name} and, with {@code recursive}, every {@code name/...}, on
-   * every node holding them; returns the names deleted (empty when none existed).
+   * every node holding them; returns the names deleted. RpmpNotFoundException when no
+   * namespace matched.
    */
   public List<String> deleteNamespaces(String name, boolean recursive) throws RpmpException {
     long h = enter();

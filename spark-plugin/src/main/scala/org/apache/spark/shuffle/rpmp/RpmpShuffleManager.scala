@@ -147,6 +147,7 @@ class RpmpShuffleManager(conf: SparkConf, isDriver: Boolean)
         clients.get(coords.serverFor(0)).deleteNamespaces(coords.namespace, false)
         logInfo(s"Deleted RPMP namespace ${coords.namespace}")
       } catch {
+        case _: io.rpmp.client.RpmpNotFoundException => // already gone
         case NonFatal(e) =>
           logWarning(s"Could not delete RPMP namespace ${coords.namespace} (its ttl will): $e")
       }
@@ -177,6 +178,7 @@ class RpmpShuffleManager(conf: SparkConf, isDriver: Boolean)
             .deleteNamespaces(prefix, true)
           logInfo(s"Deleted RPMP namespaces under $prefix: ${deleted.size()}")
         } catch {
+          case _: io.rpmp.client.RpmpNotFoundException => // every shuffle already unregistered
           case NonFatal(e) =>
             logWarning(s"Could not delete RPMP namespaces under $prefix (their ttl will): $e")
         }
