@@ -5,6 +5,7 @@
 #include <utility>
 
 #include "jni_util.h"
+#include "rpmp/cluster.h"
 
 using rpmp_jni::ThrowIfError;
 using rpmp_jni::ToString;
@@ -19,7 +20,7 @@ rpmp::Client* C(jlong handle) { return reinterpret_cast<NativeClient*>(handle)->
 rpmp::Buffer* B(jlong handle) { return reinterpret_cast<rpmp::Buffer*>(handle); }
 
 rpmp::RecordRef Record(jlong tag, jlong length, jint crc, jint pool, jlong rma_addr,
-                       jlong rma_key) {
+                       jlong rma_key, jlong node_id) {
   rpmp::RecordRef r;
   r.tag = static_cast<uint64_t>(tag);
   r.length = static_cast<uint64_t>(length);
@@ -27,6 +28,7 @@ rpmp::RecordRef Record(jlong tag, jlong length, jint crc, jint pool, jlong rma_a
   r.pool = static_cast<uint32_t>(pool);
   r.rma_addr = static_cast<uint64_t>(rma_addr);
   r.rma_key = static_cast<uint64_t>(rma_key);
+  r.node_id = static_cast<uint64_t>(node_id);
   return r;
 }
 
@@ -67,6 +69,35 @@ JNIEXPORT jlong JNICALL Java_io_rpmp_client_RpmpClient_nativeConnect(
   options.buffer_cache_bytes = static_cast<size_t>(buffer_cache_bytes);
   options.max_inflight = static_cast<uint32_t>(max_inflight);
   auto client = rpmp::Client::Connect(ToString(env, server), options);
+  if (ThrowIfError(env, client.status())) return 0;
+  auto* native = new NativeClient{std::move(client.value())};
+  return reinterpret_cast<jlong>(native);
+  RPMP_JNI_CATCH(env, 0)
+}
+
+// Cluster mode: proxies is "HOST:PORT[,HOST:PORT]" (empty = RPMP_PROXIES).
+JNIEXPORT jlong JNICALL Java_io_rpmp_client_RpmpClient_nativeConnectCluster(
+    JNIEnv* env, jclass, jbyteArray proxies, jbyteArray provider, jlong timeout_ms, jbyteArray name,
+    jlong buffer_cache_bytes, jint max_inflight, jlong retry_for_ms, jlong proxy_timeout_ms,
+    jint replicas, jint min_replicas, jlong ttl_seconds) {
+  RPMP_JNI_TRY
+  rpmp::ClusterOptions options;
+  options.client.provider = ToString(env, provider);
+  options.client.timeout = std::chrono::milliseconds(timeout_ms);
+  options.client.name = ToString(env, name);
+  options.client.buffer_cache_bytes = static_cast<size_t>(buffer_cache_bytes);
+  options.client.max_inflight = static_cast<uint32_t>(max_inflight);
+  options.retry_for = std::chrono::milliseconds(retry_for_ms);
+  options.proxy_timeout = std::chrono::milliseconds(proxy_timeout_ms);
+  options.namespace_defaults.replicas = static_cast<uint32_t>(replicas);
+  options.namespace_defaults.min_replicas = static_cast<uint32_t>(min_replicas);
+  options.namespace_defaults.ttl_seconds = static_cast<uint64_t>(ttl_seconds);
+  auto list = rpmp::ProxyList(ToString(env, proxies));
+  if (list.empty()) {
+    ThrowIfError(env, rpmp::Status::InvalidArgument("no proxies given (and RPMP_PROXIES unset)"));
+    return 0;
+  }
+  auto client = rpmp::Client::ConnectCluster(list, options);
   if (ThrowIfError(env, client.status())) return 0;
   auto* native = new NativeClient{std::move(client.value())};
   return reinterpret_cast<jlong>(native);
@@ -172,7 +203,8 @@ JNIEXPORT jobject JNICALL Java_io_rpmp_client_RpmpClient_nativeGetMeta(JNIEnv* e
     jobject rec = env->NewObject(refs.record_ref, refs.record_ref_ctor,
                                  static_cast<jlong>(r.tag), static_cast<jlong>(r.length),
                                  static_cast<jint>(r.crc), static_cast<jint>(r.pool),
-                                 static_cast<jlong>(r.rma_addr), static_cast<jlong>(r.rma_key));
+                                 static_cast<jlong>(r.rma_addr), static_cast<jlong>(r.rma_key),
+                                 static_cast<jlong>(r.node_id));
     if (rec == nullptr) return nullptr;
     env->SetObjectArrayElement(records, static_cast<jsize>(i), rec);
     env->DeleteLocalRef(rec);
@@ -184,18 +216,18 @@ JNIEXPORT jobject JNICALL Java_io_rpmp_client_RpmpClient_nativeGetMeta(JNIEnv* e
 
 JNIEXPORT void JNICALL Java_io_rpmp_client_RpmpClient_nativeReadRecord(
     JNIEnv* env, jclass, jlong h, jlong tag, jlong length, jint crc, jint pool, jlong rma_addr,
-    jlong rma_key, jlong buf, jlong dst_offset) {
+    jlong rma_key, jlong node_id, jlong buf, jlong dst_offset) {
   RPMP_JNI_TRY
-  ThrowIfError(env, C(h)->ReadRecord(Record(tag, length, crc, pool, rma_addr, rma_key), B(buf),
+  ThrowIfError(env, C(h)->ReadRecord(Record(tag, length, crc, pool, rma_addr, rma_key, node_id), B(buf),
                                      static_cast<size_t>(dst_offset)));
   RPMP_JNI_CATCH(env, )
 }
 
 JNIEXPORT void JNICALL Java_io_rpmp_client_RpmpClient_nativeReadRecordAsync(
     JNIEnv* env, jclass, jlong h, jlong tag, jlong length, jint crc, jint pool, jlong rma_addr,
-    jlong rma_key, jlong buf, jlong dst_offset, jobject result) {
+    jlong rma_key, jlong node_id, jlong buf, jlong dst_offset, jobject result) {
   RPMP_JNI_TRY
-  C(h)->ReadRecordAsync(Record(tag, length, crc, pool, rma_addr, rma_key), B(buf),
+  C(h)->ReadRecordAsync(Record(tag, length, crc, pool, rma_addr, rma_key, node_id), B(buf),
                         static_cast<size_t>(dst_offset), rpmp_jni::CompleteJava(env, result));
   RPMP_JNI_CATCH(env, )
 }
@@ -315,3 +347,102 @@ JNIEXPORT void JNICALL Java_io_rpmp_client_RpmpClient_nativeRawRead(
 }
 
 }  // extern "C"
+
+// --- cluster namespace admin (rpmp/cluster.h) -----------------------------------------
+
+namespace {
+
+rpmp::ClusterControl* Cluster(JNIEnv* env, jlong h) {
+  rpmp::ClusterControl* c = rpmp::AsCluster(C(h));
+  if (c == nullptr) {
+    ThrowIfError(env, rpmp::Status::FailedPrecondition(
+                          "not a cluster client (use RpmpClient.connectCluster)"));
+  }
+  return c;
+}
+
+// {replicas, minReplicas, ttlSeconds, primary, degraded(0/1), replica node ids...}
+jlongArray InfoArray(JNIEnv* env, const rpmp::NamespaceInfo& info) {
+  std::vector<jlong> v = {static_cast<jlong>(info.options.replicas),
+                          static_cast<jlong>(info.options.min_replicas),
+                          static_cast<jlong>(info.options.ttl_seconds),
+                          static_cast<jlong>(info.primary), info.degraded ? 1 : 0};
+  for (uint64_t id : info.replicas) v.push_back(static_cast<jlong>(id));
+  jlongArray out = env->NewLongArray(static_cast<jsize>(v.size()));
+  if (out == nullptr) return nullptr;
+  env->SetLongArrayRegion(out, 0, static_cast<jsize>(v.size()), v.data());
+  return out;
+}
+
+}  // namespace
+
+extern "C" {
+
+JNIEXPORT jboolean JNICALL Java_io_rpmp_client_RpmpClient_nativeIsCluster(JNIEnv* env, jclass,
+                                                                          jlong h) {
+  RPMP_JNI_TRY
+  return rpmp::AsCluster(C(h)) != nullptr ? JNI_TRUE : JNI_FALSE;
+  RPMP_JNI_CATCH(env, JNI_FALSE)
+}
+
+JNIEXPORT jlongArray JNICALL Java_io_rpmp_client_RpmpClient_nativeCreateNamespace(
+    JNIEnv* env, jclass, jlong h, jbyteArray name, jint replicas, jint min_replicas,
+    jlong ttl_seconds) {
+  RPMP_JNI_TRY
+  rpmp::ClusterControl* c = Cluster(env, h);
+  if (c == nullptr) return nullptr;
+  rpmp::NamespaceOptions o;
+  o.replicas = static_cast<uint32_t>(replicas);
+  o.min_replicas = static_cast<uint32_t>(min_replicas);
+  o.ttl_seconds = static_cast<uint64_t>(ttl_seconds);
+  auto info = c->CreateNamespace(ToString(env, name), o);
+  if (ThrowIfError(env, info.status())) return nullptr;
+  return InfoArray(env, *info);
+  RPMP_JNI_CATCH(env, nullptr)
+}
+
+JNIEXPORT jlongArray JNICALL Java_io_rpmp_client_RpmpClient_nativeDescribeNamespace(
+    JNIEnv* env, jclass, jlong h, jbyteArray name) {
+  RPMP_JNI_TRY
+  rpmp::ClusterControl* c = Cluster(env, h);
+  if (c == nullptr) return nullptr;
+  auto info = c->DescribeNamespace(ToString(env, name));
+  if (ThrowIfError(env, info.status())) return nullptr;
+  return InfoArray(env, *info);
+  RPMP_JNI_CATCH(env, nullptr)
+}
+
+JNIEXPORT jobjectArray JNICALL Java_io_rpmp_client_RpmpClient_nativeDeleteNamespaces(
+    JNIEnv* env, jclass, jlong h, jbyteArray name, jboolean recursive) {
+  RPMP_JNI_TRY
+  rpmp::ClusterControl* c = Cluster(env, h);
+  if (c == nullptr) return nullptr;
+  auto names = c->DeleteNamespaces(ToString(env, name), recursive == JNI_TRUE);
+  if (ThrowIfError(env, names.status())) return nullptr;
+  jclass byte_array = env->FindClass("[B");
+  if (byte_array == nullptr) return nullptr;
+  jobjectArray out = env->NewObjectArray(static_cast<jsize>(names->size()), byte_array, nullptr);
+  env->DeleteLocalRef(byte_array);
+  if (out == nullptr) return nullptr;
+  for (size_t i = 0; i < names->size(); ++i) {
+    jbyteArray n = rpmp_jni::ToByteArray(env, (*names)[i]);
+    if (n == nullptr) return nullptr;
+    env->SetObjectArrayElement(out, static_cast<jsize>(i), n);
+    env->DeleteLocalRef(n);
+  }
+  return out;
+  RPMP_JNI_CATCH(env, nullptr)
+}
+
+JNIEXPORT void JNICALL Java_io_rpmp_client_RpmpClient_nativeTouchNamespace(JNIEnv* env, jclass,
+                                                                           jlong h,
+                                                                           jbyteArray name) {
+  RPMP_JNI_TRY
+  rpmp::ClusterControl* c = Cluster(env, h);
+  if (c == nullptr) return;
+  ThrowIfError(env, c->TouchNamespace(ToString(env, name)));
+  RPMP_JNI_CATCH(env, )
+}
+
+}  // extern "C"
+

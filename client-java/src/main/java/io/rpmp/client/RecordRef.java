@@ -10,8 +10,16 @@ public final class RecordRef {
   private final int pool;
   private final long rmaAddr;
   private final long rmaKey;
+  private final long nodeId;
 
   public RecordRef(long tag, long length, int crc, int pool, long rmaAddr, long rmaKey) {
+    this(tag, length, crc, pool, rmaAddr, rmaKey, 0);
+  }
+
+  /** nodeId: in cluster mode the replica that listed the record (0 = the one server). */
+  public RecordRef(
+      long tag, long length, int crc, int pool, long rmaAddr, long rmaKey, long nodeId) {
+    this.nodeId = nodeId;
     this.tag = tag;
     this.length = length;
     this.crc = crc;
@@ -45,8 +53,13 @@ public final class RecordRef {
     return rmaKey;
   }
 
+  /** Cluster mode: node id of the replica that listed (and serves) this record; else 0. */
+  public long nodeId() {
+    return nodeId;
+  }
+
   @Override
   public String toString() {
-    return "RecordRef{tag=" + tag + ", length=" + length + "}";
+    return "RecordRef{tag=" + tag + ", length=" + length + ", node=" + nodeId + "}";
   }
 }

@@ -1,10 +1,13 @@
-// The Java client of RPMP: one connection to one rpmp-server through librpmp (JNI).
+// The Java client of RPMP through librpmp (JNI): one connection to one rpmp-server
+// (connect), or to a whole cluster through its rpmp-proxies (connectCluster: same
+// methods, routed by each namespace's placement, plus namespace admin).
 // Any thread may call any method; each instance owns its native client (no global
 // state besides the loaded library). Callers: applications and the Spark plugin.
 package io.rpmp.client;
 
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
@@ -66,6 +69,34 @@ public final class RpmpClient implements AutoCloseable {
     return new RpmpClient(server, h, options.timeout().toMillis());
   }
 
+  /**
+   * Cluster mode: connects through the rpmp-proxies "host:port[,host:port]" (empty: env
+   * RPMP_PROXIES). Every method then routes by the namespace's placement, replicates and
+   * fails over (see docs/cluster.md); namespaces are created on first write with
+   * options.namespaceDefaults, or explicitly with {@link #createNamespace}.
+   */
+  public static RpmpClient connectCluster(String proxies, RpmpClientOptions options)
+      throws RpmpException {
+    NativeLoader.load();
+    long h =
+        nativeConnectCluster(
+            utf8(proxies),
+            utf8(options.provider()),
+            options.timeout().toMillis(),
+            utf8(options.name()),
+            options.bufferCacheBytes(),
+            options.maxInflight(),
+            options.retryFor().toMillis(),
+            options.proxyTimeout().toMillis(),
+            options.defaultReplicas(),
+            options.defaultMinReplicas(),
+            options.defaultTtl().getSeconds());
+    // Calls may retry for retryFor: close() waits that long for async calls too.
+    long wait = Math.max(options.timeout().toMillis(), options.retryFor().toMillis());
+    return new RpmpClient(proxies, h, wait);
+  }
+
+  /** The server ("host:port"), or for a cluster client the proxy list it was given. */
   public String server() {
     return server;
   }
@@ -306,8 +337,8 @@ public final class RpmpClient implements AutoCloseable {
     long h = enter();
     try {
       nativeReadRecord(
-          h, r.tag(), r.length(), r.crc(), r.pool(), r.rmaAddr(), r.rmaKey(), dst.handle(),
-          dstOffset);
+          h, r.tag(), r.length(), r.crc(), r.pool(), r.rmaAddr(), r.rmaKey(), r.nodeId(),
+          dst.handle(), dstOffset);
       dst.setSize((int) Math.max(dst.size(), dstOffset + r.length()));
     } finally {
       exit();
@@ -339,8 +370,8 @@ public final class RpmpClient implements AutoCloseable {
     long h = enter();
     try {
       nativeReadRecordAsync(
-          h, r.tag(), r.length(), r.crc(), r.pool(), r.rmaAddr(), r.rmaKey(), dst.handle(),
-          dstOffset, result);
+          h, r.tag(), r.length(), r.crc(), r.pool(), r.rmaAddr(), r.rmaKey(), r.nodeId(),
+          dst.handle(), dstOffset, result);
     } catch (RuntimeException e) {
       result.finish(e);
     } finally {
@@ -414,6 +445,79 @@ public final class RpmpClient implements AutoCloseable {
     long h = enter();
     try {
       nativeDeleteNamespace(h, utf8(ns));
+    } finally {
+      exit();
+    }
+  }
+
+  // --- cluster namespace admin (connectCluster clients only) ------------------------------
+
+  /** True for a client made by connectCluster. */
+  public boolean isCluster() {
+    long h = enter();
+    try {
+      return nativeIsCluster(h);
+    } finally {
+      exit();
+    }
+  }
+
+  /**
+   * Creates namespace {@code name} with {@code replicas} copies, writes acknowledged after
+   * {@code minReplicas} (0 = replicas) and expiry after {@code ttl} untouched (ZERO = never).
+   * Idempotent for equal options; RpmpException ALREADY_EXISTS for different ones,
+   * FAILED_PRECONDITION when fewer nodes are live than replicas. Cluster clients only
+   * (FAILED_PRECONDITION otherwise).
+   */
+  public NamespaceInfo createNamespace(String name, int replicas, int minReplicas, Duration ttl)
+      throws RpmpException {
+    if (replicas < 1 || minReplicas < 0 || minReplicas > replicas) {
+      throw new IllegalArgumentException(
+          "replicas " + replicas + ", minReplicas " + minReplicas);
+    }
+    long h = enter();
+    try {
+      return NamespaceInfo.fromNative(
+          name, nativeCreateNamespace(h, utf8(name), replicas, minReplicas, ttl.getSeconds()));
+    } finally {
+      exit();
+    }
+  }
+
+  /** Options and placement of a namespace; RpmpNotFoundException when there is none. */
+  public NamespaceInfo describeNamespace(String name) throws RpmpException {
+    long h = enter();
+    try {
+      return NamespaceInfo.fromNative(name, nativeDescribeNamespace(h, utf8(name)));
+    } finally {
+      exit();
+    }
+  }
+
+  /**
+   * Deletes namespace {@code name} and, with {@code recursive}, every {@code name/...}, on
+   * every node holding them; returns the names deleted. RpmpNotFoundException when no
+   * namespace matched.
+   */
+  public List<String> deleteNamespaces(String name, boolean recursive) throws RpmpException {
+    long h = enter();
+    try {
+      byte[][] names = nativeDeleteNamespaces(h, utf8(name), recursive);
+      List<String> out = new ArrayList<>(names.length);
+      for (byte[] n : names) {
+        out.add(new String(n, StandardCharsets.UTF_8));
+      }
+      return out;
+    } finally {
+      exit();
+    }
+  }
+
+  /** Resets a namespace's ttl clock. */
+  public void touchNamespace(String name) throws RpmpException {
+    long h = enter();
+    try {
+      nativeTouchNamespace(h, utf8(name));
     } finally {
       exit();
     }
@@ -564,6 +668,11 @@ public final class RpmpClient implements AutoCloseable {
       byte[] server, byte[] provider, long timeoutMs, byte[] name, long bufferCacheBytes,
       int maxInflight) throws RpmpException;
 
+  private static native long nativeConnectCluster(
+      byte[] proxies, byte[] provider, long timeoutMs, byte[] name, long bufferCacheBytes,
+      int maxInflight, long retryForMs, long proxyTimeoutMs, int replicas, int minReplicas,
+      long ttlSeconds) throws RpmpException;
+
   private static native void nativeClose(long h);
 
   private static native long nativeNodeId(long h);
@@ -592,11 +701,13 @@ public final class RpmpClient implements AutoCloseable {
       throws RpmpException;
 
   private static native void nativeReadRecord(
-      long h, long tag, long length, int crc, int pool, long rmaAddr, long rmaKey, long buf,
+      long h, long tag, long length, int crc, int pool, long rmaAddr, long rmaKey, long nodeId,
+      long buf,
       long dstOffset) throws RpmpException;
 
   private static native void nativeReadRecordAsync(
-      long h, long tag, long length, int crc, int pool, long rmaAddr, long rmaKey, long buf,
+      long h, long tag, long length, int crc, int pool, long rmaAddr, long rmaKey, long nodeId,
+      long buf,
       long dstOffset, AsyncResult<?> result);
 
   private static native void nativeDelete(long h, byte[] ns, byte[] key) throws RpmpException;
@@ -607,6 +718,19 @@ public final class RpmpClient implements AutoCloseable {
   private static native void nativeDeleteNamespace(long h, byte[] ns) throws RpmpException;
 
   private static native ServerStats nativeStat(long h) throws RpmpException;
+
+  private static native boolean nativeIsCluster(long h);
+
+  private static native long[] nativeCreateNamespace(
+      long h, byte[] name, int replicas, int minReplicas, long ttlSeconds) throws RpmpException;
+
+  private static native long[] nativeDescribeNamespace(long h, byte[] name)
+      throws RpmpException;
+
+  private static native byte[][] nativeDeleteNamespaces(long h, byte[] name, boolean recursive)
+      throws RpmpException;
+
+  private static native void nativeTouchNamespace(long h, byte[] name) throws RpmpException;
 
   private static native GlobalAddress nativeAlloc(long h, long size) throws RpmpException;
 

@@ -11,6 +11,12 @@ public final class RpmpClientOptions {
   private String name = "rpmp-java";
   private long bufferCacheBytes = 256L << 20;
   private int maxInflight = 64;
+  // Cluster mode only (connectCluster); defaults match librpmp's ClusterOptions.
+  private Duration retryFor = Duration.ofSeconds(30);
+  private Duration proxyTimeout = Duration.ofSeconds(2);
+  private int defaultReplicas = 2;
+  private int defaultMinReplicas = 0;
+  private Duration defaultTtl = Duration.ZERO;
 
   public static RpmpClientOptions defaults() {
     return new RpmpClientOptions();
@@ -44,6 +50,53 @@ public final class RpmpClientOptions {
   public RpmpClientOptions maxInflight(int n) {
     this.maxInflight = n;
     return this;
+  }
+
+  /** Cluster mode: how long a call keeps retrying through failovers before it fails. */
+  public RpmpClientOptions retryFor(Duration d) {
+    this.retryFor = d;
+    return this;
+  }
+
+  /** Cluster mode: timeout of one proxy RPC. */
+  public RpmpClientOptions proxyTimeout(Duration d) {
+    this.proxyTimeout = d;
+    return this;
+  }
+
+  /**
+   * Cluster mode: options of namespaces created implicitly by a first write (replicas R,
+   * minReplicas 0 = R, ttl ZERO = never expires). Explicit ones: createNamespace.
+   */
+  public RpmpClientOptions namespaceDefaults(int replicas, int minReplicas, Duration ttl) {
+    if (replicas < 1 || minReplicas < 0 || minReplicas > replicas) {
+      throw new IllegalArgumentException(
+          "replicas " + replicas + ", minReplicas " + minReplicas);
+    }
+    this.defaultReplicas = replicas;
+    this.defaultMinReplicas = minReplicas;
+    this.defaultTtl = ttl;
+    return this;
+  }
+
+  public Duration retryFor() {
+    return retryFor;
+  }
+
+  public Duration proxyTimeout() {
+    return proxyTimeout;
+  }
+
+  public int defaultReplicas() {
+    return defaultReplicas;
+  }
+
+  public int defaultMinReplicas() {
+    return defaultMinReplicas;
+  }
+
+  public Duration defaultTtl() {
+    return defaultTtl;
   }
 
   public String provider() {

@@ -1,6 +1,8 @@
-// One RpmpClient per RPMP server per JVM (driver or executor), shared by all tasks of
-// that JVM and owned by its RpmpShuffleManager, which closes them at stop(). A client
-// that saw its server go away is dropped so the next task reconnects.
+// One RpmpClient per RPMP endpoint per JVM (driver or executor), shared by all tasks of
+// that JVM and owned by its RpmpShuffleManager, which closes them at stop(). An endpoint
+// is a server "host:port" (server-direct) or "cluster:" + the proxy list (cluster mode,
+// RpmpClient.connectCluster). A client that saw its server go away is dropped so the
+// next task reconnects.
 package org.apache.spark.shuffle.rpmp
 
 import java.time.Duration
@@ -31,8 +33,19 @@ private[spark] class RpmpClientCache(conf: RpmpConf, clientName: String) extends
             .provider(conf.provider)
             .timeout(Duration.ofMillis(conf.timeoutMs))
             .name(clientName)
-          val client = RpmpClient.connect(server, options)
-          logInfo(s"Connected to RPMP server $server")
+            .retryFor(Duration.ofMillis(conf.retryForMs))
+            // Namespaces recreated by a straggling write after their deletion still expire.
+            .namespaceDefaults(conf.replicas, 0, Duration.ofSeconds(conf.ttlSeconds))
+          val client = if (server.startsWith(RpmpClientCache.ClusterPrefix)) {
+            val proxies = server.substring(RpmpClientCache.ClusterPrefix.length)
+            val c = RpmpClient.connectCluster(proxies, options)
+            logInfo(s"Connected to RPMP cluster through proxies $proxies")
+            c
+          } else {
+            val c = RpmpClient.connect(server, options)
+            logInfo(s"Connected to RPMP server $server")
+            c
+          }
           clients.put(server, client)
           client
         }
@@ -57,4 +70,11 @@ private[spark] class RpmpClientCache(conf: RpmpConf, clientName: String) extends
     retired.forEach(c => c.close())
     retired.clear()
   }
+}
+
+private[spark] object RpmpClientCache {
+  val ClusterPrefix = "cluster:"
+
+  /** The endpoint of the cluster client for these proxies. */
+  def clusterEndpoint(proxies: Seq[String]): String = ClusterPrefix + proxies.mkString(",")
 }

@@ -19,7 +19,10 @@ private[spark] object FallbackPolicy extends Enumeration {
   }
 }
 
-/** Parsed spark.rpmp.* settings. */
+/**
+ * Parsed spark.rpmp.* settings. Exactly one mode: `proxies` non-empty = cluster mode (through
+ * rpmp-proxy; `servers` empty), else server-direct over `servers` (possibly empty = unset).
+ */
 private[spark] case class RpmpConf(
     servers: Seq[String],
     provider: String,
@@ -27,7 +30,17 @@ private[spark] case class RpmpConf(
     pushBufferSize: Int,
     maxBytesInFlight: Long,
     maxPushesInFlight: Int,
-    fallback: FallbackPolicy.Value)
+    fallback: FallbackPolicy.Value,
+    proxies: Seq[String] = Nil,
+    replicas: Int = 2,
+    ttlSeconds: Long = 24 * 3600,
+    retryForMs: Long = 30000) {
+
+  def clusterMode: Boolean = proxies.nonEmpty
+
+  /** Longest a single client call may take: the call timeout, plus failover retries. */
+  def callTimeoutMs: Long = if (clusterMode) timeoutMs + retryForMs else timeoutMs
+}
 
 private[spark] object RpmpConf {
   val ServerKey = "spark.rpmp.server"
@@ -38,14 +51,40 @@ private[spark] object RpmpConf {
   val MaxBytesInFlightKey = "spark.rpmp.reader.maxBytesInFlight"
   val MaxPushesInFlightKey = "spark.rpmp.writer.maxPushesInFlight"
   val FallbackKey = "spark.rpmp.fallback"
+  val ReplicasKey = "spark.rpmp.replicas"
+  val TtlKey = "spark.rpmp.ttl"
+  val RetryForKey = "spark.rpmp.retryFor"
+  /** Environment variable naming the proxies when neither key is set (as for rpmpctl). */
+  val ProxiesEnv = "RPMP_PROXIES"
 
-  def apply(conf: SparkConf): RpmpConf = {
-    if (conf.contains(ProxiesKey)) {
+  def apply(conf: SparkConf): RpmpConf = apply(conf, sys.env)
+
+  /**
+   * Mode: spark.rpmp.proxies (cluster) or spark.rpmp.server (server-direct); both set is an
+   * error; neither set: env RPMP_PROXIES (cluster), else unset.
+   */
+  def apply(conf: SparkConf, env: Map[String, String]): RpmpConf = {
+    def split(s: String) = s.split(",").map(_.trim).filter(_.nonEmpty).toSeq
+    if (conf.contains(ProxiesKey) && conf.contains(ServerKey)) {
       throw new IllegalArgumentException(
-        s"$ProxiesKey is not supported yet (no rpmp-proxy); use $ServerKey=HOST:PORT[,HOST:PORT]")
+        s"set either $ProxiesKey (cluster mode) or $ServerKey (server-direct), not both")
     }
-    val servers = conf.get(ServerKey, "").split(",").map(_.trim).filter(_.nonEmpty).toSeq
-    servers.foreach(checkHostPort)
+    val proxies =
+      if (conf.contains(ProxiesKey)) split(conf.get(ProxiesKey))
+      else if (conf.contains(ServerKey)) Nil
+      else split(env.getOrElse(ProxiesEnv, ""))
+    if (conf.contains(ProxiesKey) && proxies.isEmpty) {
+      throw new IllegalArgumentException(s"$ProxiesKey is empty")
+    }
+    proxies.foreach(p => checkHostPort(p, ProxiesKey))
+    val servers = split(conf.get(ServerKey, ""))
+    servers.foreach(checkHostPort(_))
+    val replicas = conf.getInt(ReplicasKey, 2)
+    require(replicas >= 1, s"$ReplicasKey must be >= 1, got $replicas")
+    val ttlSeconds = conf.getTimeAsSeconds(TtlKey, "24h")
+    require(ttlSeconds >= 0, s"$TtlKey must be >= 0 (0 = never expire)")
+    val retryForMs = conf.getTimeAsMs(RetryForKey, "30s")
+    require(retryForMs >= 0, s"$RetryForKey must be >= 0")
     val pushBufferSize = conf.getSizeAsBytes(PushBufferSizeKey, "1m")
     require(pushBufferSize > 0 && pushBufferSize <= (1L << 30),
       s"$PushBufferSizeKey must be in (0, 1g], got $pushBufferSize")
@@ -60,16 +99,20 @@ private[spark] object RpmpConf {
       pushBufferSize = pushBufferSize.toInt,
       maxBytesInFlight = maxInFlight,
       maxPushesInFlight = maxPushes,
-      fallback = FallbackPolicy.parse(conf.get(FallbackKey, "sort")))
+      fallback = FallbackPolicy.parse(conf.get(FallbackKey, "sort")),
+      proxies = proxies,
+      replicas = replicas,
+      ttlSeconds = ttlSeconds,
+      retryForMs = retryForMs)
   }
 
-  /** Splits "host:port"; IllegalArgumentException when it is not one. */
-  def checkHostPort(s: String): (String, Int) = {
+  /** Splits "host:port"; IllegalArgumentException (naming `key`) when it is not one. */
+  def checkHostPort(s: String, key: String = ServerKey): (String, Int) = {
     val i = s.lastIndexOf(':')
     val port = if (i > 0) s.substring(i + 1).toIntOption else None
     port match {
       case Some(p) if p > 0 && p < 65536 => (s.substring(0, i), p)
-      case _ => throw new IllegalArgumentException(s"$ServerKey: '$s' is not HOST:PORT")
+      case _ => throw new IllegalArgumentException(s"$key: '$s' is not HOST:PORT")
     }
   }
 }

@@ -7,23 +7,38 @@ import org.apache.spark.ShuffleDependency
 import org.apache.spark.shuffle.BaseShuffleHandle
 
 /**
- * Where a shuffle lives in RPMP. Partition p of the shuffle is the object (namespace, p.toString)
- * on server servers(p % servers.size); each map attempt appends records tagged with its attempt
- * id. (When rpmp-proxy lands, `servers` becomes the proxies and placement moves behind them.)
+ * Where a shuffle lives in RPMP. Partition p of the shuffle is the object (namespace, p.toString);
+ * each map attempt appends records tagged with its attempt id. Server-direct: on server
+ * servers(p % servers.size). Cluster mode (`proxies` non-empty, resolved on the driver so
+ * executors need no RPMP_PROXIES): through the proxies, which place the whole namespace.
  */
 private[spark] case class RpmpShuffleCoordinates(
     appId: String,
     shuffleId: Int,
     numMaps: Int,
     numPartitions: Int,
-    servers: Seq[String]) {
-  require(servers.nonEmpty, "no RPMP server")
+    servers: Seq[String],
+    proxies: Seq[String] = Nil) {
+  require(servers.nonEmpty || proxies.nonEmpty, "no RPMP server")
+
+  def clusterMode: Boolean = proxies.nonEmpty
 
   def namespace: String = RpmpShuffleCoordinates.namespace(appId, shuffleId)
 
   def partitionKey(partitionId: Int): String = partitionId.toString
 
-  def serverFor(partitionId: Int): String = servers(partitionId % servers.size)
+  /** The RpmpClientCache endpoint holding partition `partitionId`. */
+  def serverFor(partitionId: Int): String =
+    if (clusterMode) RpmpClientCache.clusterEndpoint(proxies)
+    else servers(partitionId % servers.size)
+
+  /**
+   * Host and port of the MapStatus location: an address that does not die with an executor
+   * (the first server, or in cluster mode the first proxy).
+   */
+  def locationHostPort: (String, Int) =
+    if (clusterMode) RpmpConf.checkHostPort(proxies.head, RpmpConf.ProxiesKey)
+    else RpmpConf.checkHostPort(servers.head)
 }
 
 private[spark] object RpmpShuffleCoordinates {

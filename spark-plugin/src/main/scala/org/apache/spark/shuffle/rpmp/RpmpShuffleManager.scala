@@ -1,6 +1,8 @@
 // The RPMP shuffle manager (spark.shuffle.manager=io.rpmp.spark.PmofShuffleManager,
 // which is this class under a public name). Driver: registers shuffles as RPMP namespaces
-// spark/<appId>/<shuffleId> and deletes them at unregisterShuffle/stop. Executors: hand
+// spark/<appId>/<shuffleId> and deletes them at unregisterShuffle/stop; in cluster mode
+// (spark.rpmp.proxies) it creates each namespace with spark.rpmp.replicas copies and
+// spark.rpmp.ttl, and stop() deletes spark/<appId> recursively. Executors: hand
 // out RpmpShuffleWriter/Reader over a per-JVM RpmpClientCache. When RPMP cannot be
 // reached at registerShuffle, spark.rpmp.fallback=sort hands that shuffle to Spark's
 // SortShuffleManager (with a WARN), =fail fails it. Instantiated by Spark (SparkEnv).
@@ -8,7 +10,11 @@ package org.apache.spark.shuffle.rpmp
 
 import java.util.concurrent.ConcurrentHashMap
 
+import java.time.Duration
+
 import scala.util.control.NonFatal
+
+import io.rpmp.client.{RpmpClient, RpmpException}
 
 import org.apache.spark.{ShuffleDependency, SparkConf, SparkContext, TaskContext}
 import org.apache.spark.internal.Logging
@@ -25,6 +31,10 @@ class RpmpShuffleManager(conf: SparkConf, isDriver: Boolean)
   private lazy val sortManager = new SortShuffleManager(conf)
   // Driver only: shuffle id -> namespace of shuffles stored in RPMP, deleted at unregister/stop.
   private val registered = new ConcurrentHashMap[Int, RpmpShuffleCoordinates]()
+  // Driver, cluster mode: app ids whose spark/<appId> subtree stop() deletes.
+  private val clusterApps = ConcurrentHashMap.newKeySet[String]()
+  // Last replica count spark.rpmp.replicas was capped to (WARN only when it changes).
+  @volatile private var lastCap = 0
 
   private def appId: String =
     SparkContext.getActive.map(_.applicationId).getOrElse(conf.get("spark.app.id", "unknown-app"))
@@ -37,15 +47,25 @@ class RpmpShuffleManager(conf: SparkConf, isDriver: Boolean)
       shuffleId = shuffleId,
       numMaps = dependency.rdd.getNumPartitions,
       numPartitions = dependency.partitioner.numPartitions,
-      servers = if (rpmpConf.servers.nonEmpty) rpmpConf.servers else Seq("unset:1"))
+      servers =
+        if (rpmpConf.servers.nonEmpty || rpmpConf.clusterMode) rpmpConf.servers
+        else Seq("unset:1"),
+      proxies = rpmpConf.proxies)
     try {
-      if (rpmpConf.servers.isEmpty) {
-        throw new IllegalArgumentException(s"${RpmpConf.ServerKey} is not set")
+      if (rpmpConf.servers.isEmpty && !rpmpConf.clusterMode) {
+        throw new IllegalArgumentException(
+          s"neither ${RpmpConf.ProxiesKey} nor ${RpmpConf.ServerKey} is set")
       }
-      // Reachability check (and a clean slate should a previous run of this app id remain).
-      coords.servers.foreach(s => clients.get(s).stat())
+      val placement = if (coords.clusterMode) {
+        clusterApps.add(coords.appId)
+        createNamespace(clients.get(coords.serverFor(0)), coords.namespace)
+      } else {
+        // Reachability check.
+        coords.servers.foreach(s => clients.get(s).stat())
+        ""
+      }
       registered.put(shuffleId, coords)
-      logInfo(s"Shuffle $shuffleId stored in RPMP namespace ${coords.namespace} " +
+      logInfo(s"Shuffle $shuffleId stored in RPMP namespace ${coords.namespace}$placement " +
         s"(${coords.numMaps} maps, ${coords.numPartitions} partitions)")
       new RpmpShuffleHandle(shuffleId, coords, dependency)
     } catch {
@@ -93,7 +113,46 @@ class RpmpShuffleManager(conf: SparkConf, isDriver: Boolean)
     true
   }
 
+  /**
+   * Cluster mode: creates `ns` with spark.rpmp.replicas copies (capped at the live node count,
+   * with a WARN, when fewer nodes are live) and spark.rpmp.ttl. Returns a description for logs.
+   */
+  private def createNamespace(client: RpmpClient, ns: String): String = {
+    val ttl = Duration.ofSeconds(rpmpConf.ttlSeconds)
+    var replicas = rpmpConf.replicas
+    while (true) {
+      try {
+        val info = client.createNamespace(ns, replicas, 0, ttl)
+        if (replicas < rpmpConf.replicas && lastCap != replicas) {
+          lastCap = replicas
+          logWarning(s"Only $replicas RPMP node(s) live: ${RpmpConf.ReplicasKey}=" +
+            s"${rpmpConf.replicas} capped to $replicas for $ns (and later shuffles while so)")
+        }
+        return s" (replicas ${info.replicas()} on nodes ${info.replicaNodes()}, ttl $ttl)"
+      } catch {
+        // FAILED_PRECONDITION: fewer live nodes than replicas.
+        case e: RpmpException if e.code() == RpmpException.FAILED_PRECONDITION && replicas > 1 =>
+          replicas -= 1
+        case e: RpmpException if e.code() == RpmpException.ALREADY_EXISTS =>
+          logWarning(s"RPMP namespace $ns already exists with other options; using it: $e")
+          return " (pre-existing)"
+      }
+    }
+    throw new IllegalStateException("unreachable")
+  }
+
   private def deleteNamespace(coords: RpmpShuffleCoordinates): Unit = {
+    if (coords.clusterMode) {
+      try {
+        clients.get(coords.serverFor(0)).deleteNamespaces(coords.namespace, false)
+        logInfo(s"Deleted RPMP namespace ${coords.namespace}")
+      } catch {
+        case _: io.rpmp.client.RpmpNotFoundException => // already gone
+        case NonFatal(e) =>
+          logWarning(s"Could not delete RPMP namespace ${coords.namespace} (its ttl will): $e")
+      }
+      return
+    }
     coords.servers.foreach { server =>
       try {
         clients.get(server).deleteNamespace(coords.namespace)
@@ -109,8 +168,25 @@ class RpmpShuffleManager(conf: SparkConf, isDriver: Boolean)
   override def shuffleBlockResolver: ShuffleBlockResolver = sortManager.shuffleBlockResolver
 
   override def stop(): Unit = {
-    // Driver: every shuffle of spark/<appId>/ not yet unregistered goes now.
-    registered.values().forEach(c => deleteNamespace(c))
+    // Driver: every shuffle of spark/<appId>/ not yet unregistered goes now; in cluster mode
+    // the whole spark/<appId> subtree (also namespaces a straggling write recreated).
+    if (rpmpConf.clusterMode) {
+      clusterApps.forEach { app =>
+        val prefix = RpmpShuffleCoordinates.appPrefix(app)
+        try {
+          val deleted = clients.get(RpmpClientCache.clusterEndpoint(rpmpConf.proxies))
+            .deleteNamespaces(prefix, true)
+          logInfo(s"Deleted RPMP namespaces under $prefix: ${deleted.size()}")
+        } catch {
+          case _: io.rpmp.client.RpmpNotFoundException => // every shuffle already unregistered
+          case NonFatal(e) =>
+            logWarning(s"Could not delete RPMP namespaces under $prefix (their ttl will): $e")
+        }
+      }
+      clusterApps.clear()
+    } else {
+      registered.values().forEach(c => deleteNamespace(c))
+    }
     registered.clear()
     clients.closeAll()
     sortManager.stop()

@@ -118,7 +118,7 @@ private[spark] class RpmpShuffleReader[K, C](
   override def read(): Iterator[Product2[K, C]] = {
     val attempts = validAttempts()
     val records = recordsToFetch(attempts)
-    val fetcher = new RecordFetcher(records, conf.maxBytesInFlight, conf.timeoutMs, clients,
+    val fetcher = new RecordFetcher(records, conf.maxBytesInFlight, conf.callTimeoutMs, clients,
       waitNanos => readMetrics.incFetchWaitTime(waitNanos / 1000000))
     context.addTaskCompletionListener[Unit](_ => fetcher.close())
 

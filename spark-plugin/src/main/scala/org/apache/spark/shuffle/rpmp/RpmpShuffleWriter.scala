@@ -63,7 +63,7 @@ private[spark] class RpmpShuffleWriter[K, V, C](
   private def awaitOldest(): Unit = {
     val (partition, future) = pending.dequeue()
     try {
-      future.get(conf.timeoutMs * 2 + 10000, TimeUnit.MILLISECONDS)
+      future.get(conf.callTimeoutMs * 2 + 10000, TimeUnit.MILLISECONDS)
     } catch {
       case e: java.util.concurrent.ExecutionException =>
         val cause = e.getCause
@@ -125,7 +125,7 @@ private[spark] object RpmpShuffleWriter {
    *    is recomputed in one go rather than one map per stage attempt.
    */
   def location(coords: RpmpShuffleCoordinates, mapId: Long): BlockManagerId = {
-    val (host, port) = RpmpConf.checkHostPort(coords.servers.head)
+    val (host, port) = coords.locationHostPort
     BlockManagerId(s"rpmp-shuffle-${coords.shuffleId}", host, port)
   }
 }

@@ -15,6 +15,45 @@ class RpmpConfTest {
     assertEquals(30000L, c.timeoutMs)
     assertEquals(FallbackPolicy.Sort, c.fallback)
     assertEquals("tcp;ofi_rxm", c.provider)
+    assertFalse(c.clusterMode)
+    assertEquals(2, c.replicas)
+    assertEquals(24L * 3600, c.ttlSeconds)
+    assertEquals(30000L, c.retryForMs)
+    assertEquals(30000L, c.callTimeoutMs)
+  }
+
+  @Test
+  def clusterMode(): Unit = {
+    val c = RpmpConf(new SparkConf(false)
+      .set(RpmpConf.ProxiesKey, "p1:7410, p2:7411")
+      .set(RpmpConf.ReplicasKey, "3")
+      .set(RpmpConf.TtlKey, "2h")
+      .set(RpmpConf.RetryForKey, "10s")
+      .set(RpmpConf.TimeoutKey, "5s"), Map.empty[String, String])
+    assertTrue(c.clusterMode)
+    assertEquals(Seq("p1:7410", "p2:7411"), c.proxies)
+    assertEquals(Nil, c.servers)
+    assertEquals(3, c.replicas)
+    assertEquals(7200L, c.ttlSeconds)
+    assertEquals(15000L, c.callTimeoutMs)
+    // Env RPMP_PROXIES only when neither key is set.
+    val env = Map(RpmpConf.ProxiesEnv -> "e:1,f:2")
+    assertEquals(Seq("e:1", "f:2"), RpmpConf(new SparkConf(false), env).proxies)
+    assertFalse(RpmpConf(new SparkConf(false).set(RpmpConf.ServerKey, "h:1"), env).clusterMode)
+    assertFalse(RpmpConf(new SparkConf(false), Map.empty[String, String]).clusterMode)
+  }
+
+  @Test
+  def clusterCoordinates(): Unit = {
+    val c = RpmpShuffleCoordinates("app", 3, 10, 5, Nil, Seq("p1:7410", "p2:7411"))
+    assertTrue(c.clusterMode)
+    assertEquals("cluster:p1:7410,p2:7411", c.serverFor(0))
+    assertEquals(c.serverFor(0), c.serverFor(4))
+    assertEquals(("p1", 7410), c.locationHostPort)
+    val loc = RpmpShuffleWriter.location(c, 17L)
+    assertEquals("rpmp-shuffle-3", loc.executorId)
+    assertEquals("p1", loc.host)
+    assertEquals(7410, loc.port)
   }
 
   @Test
@@ -39,8 +78,17 @@ class RpmpConfTest {
       () => RpmpConf(conf(RpmpConf.ServerKey, "no-port")))
     assertThrows(classOf[IllegalArgumentException],
       () => RpmpConf(conf(RpmpConf.FallbackKey, "maybe")))
+    // Both modes at once.
     assertThrows(classOf[IllegalArgumentException],
       () => RpmpConf(conf(RpmpConf.ProxiesKey, "p:1")))
+    def cluster(k: String, v: String) =
+      new SparkConf(false).set(RpmpConf.ProxiesKey, "p:1").set(k, v)
+    assertThrows(classOf[IllegalArgumentException],
+      () => RpmpConf(cluster(RpmpConf.ProxiesKey, "no-port")))
+    assertThrows(classOf[IllegalArgumentException],
+      () => RpmpConf(cluster(RpmpConf.ProxiesKey, " , ")))
+    assertThrows(classOf[IllegalArgumentException],
+      () => RpmpConf(cluster(RpmpConf.ReplicasKey, "0")))
   }
 
   @Test

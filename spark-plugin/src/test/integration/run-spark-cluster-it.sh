@@ -1,0 +1,110 @@
+#!/usr/bin/env bash
+# Cluster-mode integration test of the RPMP shuffle plugin on real Spark: starts a local
+# RPMP cluster (deploy/local-cluster.sh: etcd + 2 rpmp-proxy + 3 rpmp-server, in its own
+# run dir on a free port range), runs spark_it_job.py with spark-submit --master
+# local-cluster[2,1,1024] once with spark.rpmp.proxies (spark.rpmp.replicas=2) and once
+# with Spark's sort shuffle, compares the results, checks the shuffles were stored with
+# 2 replicas and that nothing of the app is left in RPMP afterwards (`rpmpctl ns ls
+# spark/` empty). Prints "N passed, M failed"; exits non-zero on any failure.
+# Needs pyspark==4.2.0 (spark-submit on PATH or SPARK_SUBMIT), etcd, and a build with
+# <build>/bin/{rpmp-server,rpmp-proxy,rpmpctl} and <build>/jars/rpmp-spark.jar; exits 77
+# (ctest: skipped) when spark-submit, etcd or rpmp-proxy is missing.
+#   spark-plugin/src/test/integration/run-spark-cluster-it.sh <cmake build dir>
+set -euo pipefail
+build_dir=$(cd "${1:?usage: run-spark-cluster-it.sh <cmake build dir>}" && pwd)
+here=$(cd "$(dirname "$0")" && pwd)
+repo=$(cd "$here/../../../.." && pwd)
+spark_submit=${SPARK_SUBMIT:-$(command -v spark-submit || true)}
+[[ -x "$spark_submit" ]] || { echo "spark-submit not found (pip install pyspark==4.2.0)"; exit 77; }
+jar="$build_dir/jars/rpmp-spark.jar"
+[[ -f "$jar" ]] || { echo "missing $jar (run client-java/build-jars.sh $build_dir)"; exit 2; }
+for b in rpmp-server rpmpctl; do
+  [[ -x "$build_dir/bin/$b" ]] || { echo "missing $build_dir/bin/$b"; exit 2; }
+done
+[[ -x "$build_dir/bin/rpmp-proxy" ]] || { echo "missing $build_dir/bin/rpmp-proxy (Go)"; exit 77; }
+command -v etcd >/dev/null || { echo "etcd not found (Debian package etcd-server)"; exit 77; }
+python_bin=${PYSPARK_PYTHON:-$(dirname "$spark_submit")/python3}
+[[ -x "$python_bin" ]] || python_bin=$(command -v python3)
+export PYSPARK_PYTHON="$python_bin" PYSPARK_DRIVER_PYTHON="$python_bin"
+
+work=$(mktemp -d /tmp/rpmp-spark-cluster-it.XXXXXX)
+# local-cluster.sh uses BASE, BASE+1, BASE+10, BASE+11, BASE+20..22: find a free range.
+base=$("$python_bin" - <<'PY'
+import random, socket
+def free(p):
+    s = socket.socket()
+    try:
+        s.bind(("127.0.0.1", p)); return True
+    except OSError:
+        return False
+    finally:
+        s.close()
+for _ in range(200):
+    b = random.randrange(20000, 60000)
+    if all(free(b + o) for o in (0, 1, 10, 11, 20, 21, 22)):
+        print(b); break
+else:
+    raise SystemExit("no free port range")
+PY
+)
+export RPMP_RUN_DIR="$work/cluster" RPMP_BASE_PORT="$base" RPMP_BIN_DIR="$build_dir/bin"
+export RPMP_POOL_SIZE=${RPMP_POOL_SIZE:-1g}
+cluster="$repo/deploy/local-cluster.sh"
+# Stop keeps the cluster's logs in $work/cluster; the pools go.
+cleanup() {
+  "$cluster" stop >/dev/null 2>&1 || true
+  rm -f /dev/shm/rpmp-cluster-"$base"-*.pool
+}
+trap cleanup EXIT
+"$cluster" start > "$work/cluster-start.log" 2>&1 \
+  || { cat "$work/cluster-start.log"; tail -20 "$RPMP_RUN_DIR"/*.log; echo "cluster did not start"; exit 1; }
+proxies=$(grep '^RPMP_PROXIES=' "$work/cluster-start.log" | tail -1 | cut -d= -f2)
+[[ -n "$proxies" ]] || { cat "$work/cluster-start.log"; echo "no RPMP_PROXIES"; exit 1; }
+rpmpctl=("$build_dir/bin/rpmpctl" --proxy "$proxies")
+
+common=(--master "local-cluster[2,1,1024]" --driver-memory 1g
+  --conf spark.ui.enabled=false --conf spark.sql.adaptive.enabled=true
+  --conf spark.speculation=true --conf spark.speculation.quantile=0.5
+  --conf spark.speculation.multiplier=1.5 --conf spark.speculation.minTaskRuntime=100ms
+  --conf spark.sql.shuffle.partitions=8)
+rpmp=(--conf spark.shuffle.manager=io.rpmp.spark.PmofShuffleManager
+  --conf "spark.rpmp.proxies=$proxies" --conf spark.rpmp.replicas=2 --conf spark.rpmp.ttl=1h
+  --conf spark.rpmp.fallback=fail --conf spark.rpmp.pushBufferSize=256k
+  --conf "spark.driver.extraClassPath=$jar" --conf "spark.executor.extraClassPath=$jar")
+
+echo "== RPMP shuffle, cluster mode (proxies $proxies)"
+"$spark_submit" "${common[@]}" "${rpmp[@]}" "$here/spark_it_job.py" "$work/rpmp.json" \
+  > "$work/rpmp.log" 2>&1 || { tail -50 "$work/rpmp.log"; echo "RPMP run failed"; exit 1; }
+echo "== Spark sort shuffle"
+"$spark_submit" "${common[@]}" "$here/spark_it_job.py" "$work/sort.json" \
+  > "$work/sort.log" 2>&1 || { tail -50 "$work/sort.log"; echo "sort run failed"; exit 1; }
+
+passed=0 failed=0
+ok() { echo "ok   $1"; passed=$((passed+1)); }
+bad() { echo "FAIL $1"; failed=$((failed+1)); }
+
+stored=$(grep -c "Shuffle .* stored in RPMP namespace spark/.* (replicas 2 on nodes" "$work/rpmp.log" || true)
+if [[ "$stored" -gt 0 ]]; then ok "$stored shuffles stored in RPMP with 2 replicas"
+else bad "RPMP run did not store shuffles with 2 replicas"; fi
+
+for check in $("$python_bin" -c 'import json,sys; print(" ".join(k for k in sorted(json.load(open(sys.argv[1]))) if "executor" not in k))' "$work/sort.json"); do
+  a=$("$python_bin" -c 'import json,sys; print(json.load(open(sys.argv[1])).get(sys.argv[2]))' "$work/rpmp.json" "$check")
+  b=$("$python_bin" -c 'import json,sys; print(json.load(open(sys.argv[1])).get(sys.argv[2]))' "$work/sort.json" "$check")
+  if [[ "$a" == "$b" ]]; then ok "$check"; else bad "$check: rpmp=$a sort=$b"; fi
+done
+# Executor loss: RPMP keeps map outputs (no map task reruns).
+value() { "$python_bin" -c 'import json,sys; print(json.load(open(sys.argv[1])).get(sys.argv[2]))' "$1" "$2"; }
+rpmp_rerun=$(value "$work/rpmp.json" map_tasks_rerun_after_executor_loss)
+if [[ "$rpmp_rerun" == 0 ]]; then ok "executor loss keeps RPMP map outputs"
+else bad "executor loss made RPMP rerun $rpmp_rerun map tasks"; fi
+
+# Nothing of the app (nor of any Spark app) left: stop() deleted spark/<appId> recursively.
+if left=$("${rpmpctl[@]}" ns ls spark/ 2>&1); then
+  if [[ -z "$left" ]]; then ok "no spark/ namespaces left in RPMP"
+  else bad "namespaces left in RPMP after the app: $left"; fi
+else
+  bad "rpmpctl ns ls failed: $left"
+fi
+echo "logs in $work"
+echo "$passed passed, $failed failed"
+[[ $failed -eq 0 ]]

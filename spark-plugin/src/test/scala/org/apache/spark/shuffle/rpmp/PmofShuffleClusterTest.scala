@@ -1,0 +1,96 @@
+// Real Spark jobs (local[2]) through io.rpmp.spark.PmofShuffleManager in cluster mode
+// (spark.rpmp.proxies) against a real local RPMP cluster (TestRpmpCluster: etcd + 2
+// rpmp-proxy + 3 rpmp-server): results equal plain Scala; each shuffle is a namespace with
+// spark.rpmp.replicas (capped at the live node count) and spark.rpmp.ttl; stop() deletes
+// spark/<appId> recursively. Skipped when etcd or rpmp-proxy is missing.
+package org.apache.spark.shuffle.rpmp
+
+import java.time.Duration
+
+import io.rpmp.client.{RpmpClient, RpmpClientOptions, RpmpNotFoundException}
+import org.junit.jupiter.api.{AfterAll, BeforeAll, Test, TestInstance}
+import org.junit.jupiter.api.Assertions._
+import org.junit.jupiter.api.Assumptions.assumeTrue
+import org.junit.jupiter.api.TestInstance.Lifecycle
+
+import org.apache.spark.{ShuffleDependency, SparkConf, SparkContext}
+import org.apache.spark.rdd.RDD
+
+@TestInstance(Lifecycle.PER_CLASS)
+class PmofShuffleClusterTest {
+  private var cluster: TestRpmpCluster = _
+  private var client: RpmpClient = _
+
+  @BeforeAll
+  def startCluster(): Unit = {
+    assumeTrue(TestRpmpCluster.available,
+      s"needs ${TestRpmpCluster.etcd} and rpmp-proxy/rpmpctl in ${TestRpmpCluster.binDir}")
+    cluster = TestRpmpCluster.start(3)
+    client = RpmpClient.connectCluster(cluster.proxyList,
+      RpmpClientOptions.defaults().timeout(Duration.ofSeconds(10)))
+  }
+
+  @AfterAll
+  def stopCluster(): Unit = {
+    if (client != null) client.close()
+    if (cluster != null) cluster.close()
+  }
+
+  private def sparkConf(): SparkConf = new SparkConf()
+    .setMaster("local[2]")
+    .setAppName("rpmp-cluster-test")
+    .set("spark.ui.enabled", "false")
+    .set("spark.shuffle.manager", "io.rpmp.spark.PmofShuffleManager")
+    .set(RpmpConf.ProxiesKey, cluster.proxyList)
+    .set(RpmpConf.FallbackKey, "fail")
+    .set(RpmpConf.PushBufferSizeKey, "4k")
+    .set(RpmpConf.TimeoutKey, "10s")
+
+  private def data(sc: SparkContext): RDD[(Int, String)] =
+    sc.parallelize(0 until 20000, 4).map(i => (i % 997, "v" * (i % 50) + i))
+
+  private def expected = (0 until 20000).map(i => (i % 997, "v" * (i % 50) + i))
+
+  private def shuffleId(rdd: RDD[_]): Int =
+    rdd.dependencies.head.asInstanceOf[ShuffleDependency[_, _, _]].shuffleId
+
+  @Test
+  def jobsMatchPlainScalaAndStopDeletesTheApp(): Unit = {
+    var app: String = null
+    var ns: String = null
+    val sc = new SparkContext(sparkConf().set(RpmpConf.ReplicasKey, "2").set(RpmpConf.TtlKey, "2h"))
+    try {
+      app = sc.applicationId
+      val grouped = data(sc).groupByKey(5).mapValues(_.toSeq.sorted).collect().toMap
+      assertEquals(expected.groupBy(_._1).map { case (k, v) => k -> v.map(_._2).sorted }, grouped)
+      val reducedRdd = data(sc).mapValues(_.length.toLong).reduceByKey(_ + _, 3)
+      val reduced = reducedRdd.collect().toMap
+      assertEquals(
+        expected.groupBy(_._1).map { case (k, v) => k -> v.map(_._2.length.toLong).sum }, reduced)
+      val sorted = data(sc).map { case (k, v) => (v, k) }.sortByKey(numPartitions = 4).keys.collect()
+      assertEquals(expected.map(_._2).sorted, sorted.toSeq)
+
+      ns = RpmpShuffleCoordinates.namespace(app, shuffleId(reducedRdd))
+      val info = client.describeNamespace(ns)
+      assertEquals(2, info.replicas())
+      assertEquals(2, info.replicaNodes().size())
+      assertEquals(Duration.ofHours(2), info.ttl())
+      assertFalse(client.list(ns).isEmpty, s"nothing stored in $ns")
+    } finally sc.stop()
+    assertThrows(classOf[RpmpNotFoundException], () => client.describeNamespace(ns))
+    // Nothing under spark/<appId> left to delete.
+    assertThrows(classOf[RpmpNotFoundException], () => client.deleteNamespaces(s"spark/$app", true))
+  }
+
+  @Test
+  def replicasAreCappedAtTheLiveNodeCount(): Unit = {
+    val sc = new SparkContext(sparkConf().set(RpmpConf.ReplicasKey, "5"))
+    try {
+      val rdd = data(sc).mapValues(_ => 1).reduceByKey(_ + _, 2)
+      assertEquals(997, rdd.count())
+      val info = client.describeNamespace(
+        RpmpShuffleCoordinates.namespace(sc.applicationId, shuffleId(rdd)))
+      assertEquals(3, info.replicas(), info.toString)
+    } finally sc.stop()
+  }
+}
