@@ -7,7 +7,7 @@
 # 2 replicas and that nothing of the app is left in RPMP afterwards (`rpmpctl ns ls
 # spark/` empty). Prints "N passed, M failed"; exits non-zero on any failure.
 # Needs pyspark==4.2.0 (spark-submit on PATH or SPARK_SUBMIT), etcd, and a build with
-# <build>/bin/{rpmp-server,rpmp-proxy,rpmpctl} and <build>/jars/rpmp-spark.jar; exits 77
+# <build>/bin/{rpmp-server,rpmp-proxy,rpmpctl} and <build>/jars/rpmp-spark.jar; exits 1 (a failure, never a skip)
 # (ctest: skipped) when spark-submit, etcd or rpmp-proxy is missing.
 #   spark-plugin/src/test/integration/run-spark-cluster-it.sh <cmake build dir>
 set -euo pipefail
@@ -15,14 +15,14 @@ build_dir=$(cd "${1:?usage: run-spark-cluster-it.sh <cmake build dir>}" && pwd)
 here=$(cd "$(dirname "$0")" && pwd)
 repo=$(cd "$here/../../../.." && pwd)
 spark_submit=${SPARK_SUBMIT:-$(command -v spark-submit || true)}
-[[ -x "$spark_submit" ]] || { echo "spark-submit not found (pip install pyspark==4.2.0)"; exit 77; }
+[[ -x "$spark_submit" ]] || { echo "spark-submit not found (pip install pyspark==4.2.0)"; exit 1; }
 jar="$build_dir/jars/rpmp-spark.jar"
 [[ -f "$jar" ]] || { echo "missing $jar (run client-java/build-jars.sh $build_dir)"; exit 2; }
 for b in rpmp-server rpmpctl; do
   [[ -x "$build_dir/bin/$b" ]] || { echo "missing $build_dir/bin/$b"; exit 2; }
 done
-[[ -x "$build_dir/bin/rpmp-proxy" ]] || { echo "missing $build_dir/bin/rpmp-proxy (Go)"; exit 77; }
-command -v etcd >/dev/null || { echo "etcd not found (Debian package etcd-server)"; exit 77; }
+[[ -x "$build_dir/bin/rpmp-proxy" ]] || { echo "missing $build_dir/bin/rpmp-proxy (Go)"; exit 1; }
+command -v etcd >/dev/null || { echo "etcd not found (Debian package etcd-server)"; exit 1; }
 python_bin=${PYSPARK_PYTHON:-$(dirname "$spark_submit")/python3}
 [[ -x "$python_bin" ]] || python_bin=$(command -v python3)
 export PYSPARK_PYTHON="$python_bin" PYSPARK_DRIVER_PYTHON="$python_bin"
