@@ -46,27 +46,14 @@ echo "== restart it: it rejoins with its id and its data"
 deploy/local-cluster.sh start >/dev/null
 $CTL nodes | sed 's/^/   /'
 
-echo "== a Spark job (pyspark 4.2.0, local-cluster with 2 executor JVMs) shuffling through RPMP"
-# The plugin talks to one rpmp-server here (spark.rpmp.server); a standalone server
-# next to the cluster keeps the cluster's namespaces apart.
-SPARK_POOL=/dev/shm/rpmp-demo-spark-$$.pool
-SPARK_PORT=$((RPMP_BASE_PORT + 30))
-"$BIN/rpmp-server" --listen 127.0.0.1:$SPARK_PORT --pool "$SPARK_POOL:2G" --segment-size 16m \
-  >"$RPMP_RUN_DIR/spark-server.out" 2>"$RPMP_RUN_DIR/spark-server.log" &
-spark_server=$!
-trap 'kill $spark_server 2>/dev/null; rm -f $SPARK_POOL; deploy/local-cluster.sh stop --wipe >/dev/null 2>&1 || true' EXIT
-until grep -q "rpmp-server ready" "$RPMP_RUN_DIR/spark-server.out" 2>/dev/null; do
-  kill -0 $spark_server 2>/dev/null || { cat "$RPMP_RUN_DIR/spark-server.log"; exit 1; }
-  sleep 0.1
-done
+echo "== a Spark job (pyspark 4.2.0, local-cluster with 2 executor JVMs) shuffling through the cluster"
 JAR=$PWD/build/jars/rpmp-spark.jar
 spark-submit --master "local-cluster[2,1,1024]" --driver-memory 1g \
   --conf spark.ui.enabled=false --conf spark.shuffle.manager=io.rpmp.spark.PmofShuffleManager \
-  --conf spark.rpmp.server=127.0.0.1:$SPARK_PORT --conf spark.rpmp.fallback=fail \
+  --conf spark.rpmp.proxies="$RPMP_PROXIES" --conf spark.rpmp.fallback=fail \
   --conf spark.driver.extraClassPath="$JAR" --conf spark.executor.extraClassPath="$JAR" \
   deploy/spark_demo.py 2>"$RPMP_RUN_DIR/spark.log" | sed 's/^/   /'
-printf '   after the application (it deletes its shuffles) the server holds: '
-$BIN/rpmpctl --server 127.0.0.1:$SPARK_PORT stat | grep -o 'namespaces [0-9]* keys [0-9]*'
+printf '   namespaces of the application left after it ended: '; $CTL ns ls spark/ | wc -l
 
 echo "== benchmark against the cluster (2 s per workload, R=1 then R=2)"
 for r in 1 2; do
