@@ -66,17 +66,23 @@ common=(--master "local-cluster[2,1,1024]" --driver-memory 1g
   --conf spark.ui.enabled=false --conf spark.sql.adaptive.enabled=true
   --conf spark.speculation=true --conf spark.speculation.quantile=0.5
   --conf spark.speculation.multiplier=1.5 --conf spark.speculation.minTaskRuntime=100ms
-  --conf spark.sql.shuffle.partitions=8)
+  --conf spark.sql.shuffle.partitions=8
+  --conf spark.eventLog.enabled=true --conf spark.eventLog.compress=false
+  --conf spark.eventLog.rolling.enabled=false)
+# Each run logs its events to its own directory; spark_it_job.py reads them back.
+mkdir "$work/events-rpmp" "$work/events-sort"
 rpmp=(--conf spark.shuffle.manager=io.rpmp.spark.PmofShuffleManager
   --conf "spark.rpmp.proxies=$proxies" --conf spark.rpmp.replicas=2 --conf spark.rpmp.ttl=1h
   --conf spark.rpmp.fallback=fail --conf spark.rpmp.pushBufferSize=256k
   --conf "spark.driver.extraClassPath=$jar" --conf "spark.executor.extraClassPath=$jar")
 
 echo "== RPMP shuffle, cluster mode (proxies $proxies)"
-"$spark_submit" "${common[@]}" "${rpmp[@]}" "$here/spark_it_job.py" "$work/rpmp.json" \
+"$spark_submit" "${common[@]}" "${rpmp[@]}" --conf "spark.eventLog.dir=$work/events-rpmp" \
+  "$here/spark_it_job.py" "$work/rpmp.json" \
   > "$work/rpmp.log" 2>&1 || { tail -50 "$work/rpmp.log"; echo "RPMP run failed"; exit 1; }
 echo "== Spark sort shuffle"
-"$spark_submit" "${common[@]}" "$here/spark_it_job.py" "$work/sort.json" \
+"$spark_submit" "${common[@]}" --conf "spark.eventLog.dir=$work/events-sort" \
+  "$here/spark_it_job.py" "$work/sort.json" \
   > "$work/sort.log" 2>&1 || { tail -50 "$work/sort.log"; echo "sort run failed"; exit 1; }
 
 passed=0 failed=0
@@ -92,11 +98,19 @@ for check in $("$python_bin" -c 'import json,sys; print(" ".join(k for k in sort
   b=$("$python_bin" -c 'import json,sys; print(json.load(open(sys.argv[1])).get(sys.argv[2]))' "$work/sort.json" "$check")
   if [[ "$a" == "$b" ]]; then ok "$check"; else bad "$check: rpmp=$a sort=$b"; fi
 done
-# Executor loss: RPMP keeps map outputs (no map task reruns).
-value() { "$python_bin" -c 'import json,sys; print(json.load(open(sys.argv[1])).get(sys.argv[2]))' "$1" "$2"; }
-rpmp_rerun=$(value "$work/rpmp.json" map_tasks_rerun_after_executor_loss)
-if [[ "$rpmp_rerun" == 0 ]]; then ok "executor loss keeps RPMP map outputs"
-else bad "executor loss made RPMP rerun $rpmp_rerun map tasks"; fi
+# Executor JVM killed mid-reduce (spark_it_job.py, from the event log): on RPMP in
+# cluster mode the map stage ran once and no map task ran again.
+loss=$("$python_bin" -c '
+import json, sys
+r = json.load(open(sys.argv[1]))["executor_loss"]
+killed = bool(r["killed_executor_pid"]) and bool(r["reduce_tasks_lost"])
+kept = r["map_stage_attempts"] == [0] and r["map_task_starts_in_later_attempts"] == 0 and r["map_task_starts_after_loss"] == 0
+print("%d %d %s" % (killed, kept, r["map_stage_attempts"]))' "$work/rpmp.json")
+read -r killed kept attempts <<<"$loss"
+if [[ "$killed" == 1 ]]; then ok "executor JVM killed mid-reduce on RPMP (cluster mode)"
+else bad "no executor was lost mid-reduce"; fi
+if [[ "$kept" == 1 ]]; then ok "executor loss keeps RPMP map outputs (map stage attempts $attempts, no map task rerun)"
+else bad "executor loss made RPMP rerun map work (map stage attempts $attempts)"; fi
 
 # Nothing of the app (nor of any Spark app) left: stop() deleted spark/<appId> recursively.
 if left=$("${rpmpctl[@]}" ns ls spark/ 2>&1); then
