@@ -13,6 +13,7 @@ packages=(
   catch2 libyaml-cpp-dev
   clang libclang-rt-14-dev
   iperf3 procps psmisc python3-venv
+  libhiredis-dev redis-server redis-tools
 )
 # Java and Maven come with the build machines; install Debian's when they are missing.
 command -v javac >/dev/null 2>&1 || packages+=(openjdk-17-jdk-headless)

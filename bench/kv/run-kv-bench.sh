@@ -1,0 +1,92 @@
+#!/usr/bin/env bash
+# The key-value benchmark of issue 12, in one run on this machine: starts an
+# rpmp-server (pool in /dev/shm) and Debian's redis-server twice (persistence off, and
+# appendonly with appendfsync everysec), measures libfabric's own 4 KiB ping-pong
+# (fi_pingpong, tcp) and the loopback TCP limit (rpmp-bench's baseline), then drives
+# YCSB A/B/C/F with rpmp-kv-bench against all three with the same keys and threads,
+# and a depth-1 4 KiB read-only run for latency. Everything it started is stopped.
+# Usage: bench/kv/run-kv-bench.sh [BUILD_DIR] [rpmp-kv-bench flags...]
+#   e.g. bench/kv/run-kv-bench.sh build --seconds 2 --keys 100000
+#   env: KV_POOL_SIZE (default 6G), KV_THREADS (default 2), KV_DEPTH1_KEYS (100000),
+#        KV_DEPTH1_SECONDS (3), KV_PINGPONG_ITERS (20000)
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+build=${1:-build}
+shift || true
+bin="$build/bin"
+for b in rpmp-server rpmp-kv-bench rpmp-bench; do
+  [ -x "$bin/$b" ] || { echo "run-kv-bench: $bin/$b is missing (build first)" >&2; exit 1; }
+done
+for c in redis-server fi_pingpong; do
+  command -v "$c" >/dev/null || { echo "run-kv-bench: $c is missing (deploy/install-deps.sh)" >&2; exit 1; }
+done
+
+work=$(mktemp -d /tmp/rpmp-kv-bench.XXXXXX)
+pool="/dev/shm/rpmp-kv-bench-$$.pool"
+pids=()
+cleanup() {
+  for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
+  for p in "${pids[@]}"; do wait "$p" 2>/dev/null || true; done
+  rm -rf "$work" "$pool"
+}
+trap cleanup EXIT
+
+free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
+wait_for() {  # DESCRIPTION SECONDS COMMAND...
+  local what=$1 secs=$2; shift 2
+  local deadline=$((SECONDS + secs))
+  until "$@" >/dev/null 2>&1; do
+    [ $SECONDS -lt $deadline ] || { echo "run-kv-bench: timed out waiting for $what" >&2; exit 1; }
+    sleep 0.1
+  done
+}
+
+threads=${KV_THREADS:-2}
+echo "== setup: $(nproc) cores, $(awk '/MemTotal/ {printf "%.0f GiB", $2/1048576}' /proc/meminfo), $(uname -r); $(redis-server --version | cut -d' ' -f1-3)"
+
+echo "== libfabric's own 4 KiB ping-pong (fi_pingpong, tcp, msg endpoints, loopback)"
+export FI_TCP_IFACE=lo
+fp=$(free_port)
+timeout 60 fi_pingpong -p tcp -e msg -S 4096 -I "${KV_PINGPONG_ITERS:-20000}" -B "$fp" >"$work/fi_pingpong.server" 2>&1 &
+fps=$!
+sleep 0.3   # the server has no readiness signal; the client below retries its connect
+for try in 1 2 3 4 5; do
+  if timeout 60 fi_pingpong -p tcp -e msg -S 4096 -I "${KV_PINGPONG_ITERS:-20000}" -P "$fp" 127.0.0.1 >"$work/fi_pingpong" 2>&1; then break; fi
+  sleep 0.5
+done
+wait "$fps" || true
+cat "$work/fi_pingpong"
+fi_us=$(awk '$1=="4k" {print $7}' "$work/fi_pingpong")
+echo "baseline fi_pingpong_4k_usec_per_xfer=${fi_us:-unknown}"
+
+rp=$(free_port)
+PMEM_IS_PMEM_FORCE=1 "$bin/rpmp-server" --listen "127.0.0.1:$rp" --pool "$pool:${KV_POOL_SIZE:-6G}" \
+  >"$work/server.log" 2>&1 &
+pids+=($!)
+wait_for "rpmp-server" 60 grep -q "rpmp-server ready" "$work/server.log"
+
+start_redis() {  # NAME PORT EXTRA-ARGS...
+  local name=$1 port=$2; shift 2
+  mkdir -p "$work/$name"
+  redis-server --port "$port" --bind 127.0.0.1 --dir "$work/$name" --save '' --protected-mode yes "$@" \
+    >"$work/$name.log" 2>&1 &
+  pids+=($!)
+  wait_for "$name" 30 redis-cli -p "$port" ping
+}
+r1=$(free_port); start_redis redis "$r1" --appendonly no
+r2=$(free_port); start_redis redis-aof "$r2" --appendonly yes --appendfsync everysec
+
+echo "== loopback TCP limit and rpmp-bench 4 KiB get (depth 4) in the same run"
+"$bin/rpmp-bench" --server "127.0.0.1:$rp" --workloads get --sizes 4k --seconds 2 | grep -E "^(baseline|workload)"
+
+echo "== depth 1: one thread, 4 KiB reads (YCSB C)"
+"$bin/rpmp-kv-bench" --target "rpmp=rpmp:127.0.0.1:$rp" --target "redis=redis:127.0.0.1:$r1" \
+  --baseline redis --threads 1 --workloads C --sizes 4k --keys "${KV_DEPTH1_KEYS:-100000}" --seconds "${KV_DEPTH1_SECONDS:-3}" | tee "$work/depth1"
+rp50=$(awk '/^workload=C target=rpmp /{for(i=1;i<=NF;i++) if ($i ~ /^p50_us=/) {sub("p50_us=","",$i); print $i}}' "$work/depth1")
+if [ -n "${fi_us:-}" ] && [ -n "$rp50" ]; then
+  echo "ratio rpmp_get_4k_p50_over_fi_pingpong=$(awk -v a="$rp50" -v b="$fi_us" 'BEGIN {printf "%.2f", a / b}')"
+fi
+
+echo "== YCSB workloads, $threads threads, every target in one run"
+"$bin/rpmp-kv-bench" --target "redis=redis:127.0.0.1:$r1" --target "redis-aof=redis:127.0.0.1:$r2" \
+  --target "rpmp=rpmp:127.0.0.1:$rp" --baseline redis --threads "$threads" "$@"
