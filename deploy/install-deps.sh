@@ -12,7 +12,8 @@ packages=(
   etcd-server etcd-client
   catch2 libyaml-cpp-dev
   clang libclang-rt-14-dev
-  iperf3 procps psmisc python3-venv
+  iperf3 procps psmisc python3-venv hyperfine
+  libcpp-httplib-dev prometheus
 )
 # Java and Maven come with the build machines; install Debian's when they are missing.
 command -v javac >/dev/null 2>&1 || packages+=(openjdk-17-jdk-headless)
