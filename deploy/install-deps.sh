@@ -13,7 +13,7 @@ packages=(
   catch2 libyaml-cpp-dev
   clang libclang-rt-14-dev
   iperf3 procps psmisc python3-venv hyperfine
-  libcpp-httplib-dev prometheus
+  libcpp-httplib-dev prometheus dpkg-dev systemd adduser
 )
 # Java and Maven come with the build machines; install Debian's when they are missing.
 command -v javac >/dev/null 2>&1 || packages+=(openjdk-17-jdk-headless)
