@@ -22,7 +22,7 @@ run() {  # run off|on: one server, one rpmp-bench, results appended to $work/res
   local mode=$1 port=$((20000 + RANDOM % 20000)) extra=()
   [ "$mode" = on ] && extra=(--metrics-listen 127.0.0.1:0)
   rm -f /dev/shm/rpmp-metrics-cost-$$.pool
-  "$BIN/rpmp-server" --listen "127.0.0.1:$port" --pool "/dev/shm/rpmp-metrics-cost-$$.pool:2g" \
+  "$BIN/rpmp-server" --listen "127.0.0.1:$port" --pool "/dev/shm/rpmp-metrics-cost-$$.pool:1g" \
     "${extra[@]}" >"$work/server.log" 2>&1 &
   pid=$!
   local deadline=$((SECONDS + 60))
