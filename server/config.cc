@@ -39,8 +39,11 @@ const char* ServerUsage() {
   return "usage: rpmp-server [--config FILE] [--listen HOST:PORT] [--pool PATH:SIZE]...\n"
          "                   [--provider tcp;ofi_rxm|verbs;ofi_rxm|shm] [--segment-size SIZE]\n"
          "                   [--proxy HOST:PORT[,HOST:PORT]] [--replication-timeout DURATION]\n"
+         "                   [--metrics-listen HOST:PORT]\n"
          "  --pool may be repeated; a missing pool file is created with SIZE,\n"
-         "  an existing one is reopened (SIZE is then ignored). Devdax: --pool /dev/dax0.0:0\n";
+         "  an existing one is reopened (SIZE is then ignored). Devdax: --pool /dev/dax0.0:0\n"
+         "  --metrics-listen serves Prometheus metrics on http://HOST:PORT/metrics (off by\n"
+         "  default; port 0 picks a free port, printed on the ready line)\n";
 }
 
 Status LoadServerConfigFile(const std::string& path, ServerConfig* c) {
@@ -65,6 +68,7 @@ Status LoadServerConfigFile(const std::string& path, ServerConfig* c) {
       else if (k == "commit_threads") c->commit_threads = v.as<uint32_t>();
       else if (k == "drain_timeout") { RPMP_ASSIGN_OR_RETURN(c->drain_timeout, ParseDuration(v.as<std::string>())); }
       else if (k == "replication_timeout") { RPMP_ASSIGN_OR_RETURN(c->replication_timeout, ParseDuration(v.as<std::string>())); }
+      else if (k == "metrics_listen") c->metrics_listen = v.as<std::string>();
       else if (k == "proxies") { for (const auto& p : v) c->proxies.push_back(p.as<std::string>()); }
       else if (k == "pools") {
         for (const auto& p : v) {
@@ -95,6 +99,8 @@ Status ValidateServerConfig(const ServerConfig& c) {
   if (c.max_inflight_per_client < 1 || c.commit_threads < 1 || c.commit_threads > 64)
     return Status::InvalidArgument("max_inflight_per_client and commit_threads (1-64) must be positive");
   for (const std::string& p : c.proxies) RPMP_RETURN_IF_ERROR(ParseHostPort(p).status().Annotate("--proxy"));
+  if (!c.metrics_listen.empty())
+    RPMP_RETURN_IF_ERROR(ParseListenAddress(c.metrics_listen).status().Annotate("--metrics-listen"));
   return Status::Ok();
 }
 
@@ -115,6 +121,7 @@ StatusOr<ServerConfig> LoadServerConfig(int argc, char** argv) {
     else if (f == "--provider") c.provider = v;
     else if (f == "--segment-size") { RPMP_ASSIGN_OR_RETURN(c.segment_size, ParseSize(v)); }
     else if (f == "--proxy") c.proxies = SplitComma(v);
+    else if (f == "--metrics-listen") c.metrics_listen = v;
     else if (f == "--replication-timeout") { RPMP_ASSIGN_OR_RETURN(c.replication_timeout, ParseDuration(v)); }
     else if (f == "--pool") {
       if (!pools_from_flags) c.pools.clear();

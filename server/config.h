@@ -29,10 +29,12 @@ struct ServerConfig {
   std::vector<std::string> proxies;        // HOST:PORT of rpmp-proxy (cluster mode)
   // Cluster mode: how long a write may wait for its replicas (docs/cluster.md).
   std::chrono::milliseconds replication_timeout{10000};
+  // HOST:PORT of the Prometheus /metrics endpoint; empty = metrics off (the default).
+  std::string metrics_listen;
 };
 
 // Parses argv (flags: --listen, --provider, --pool PATH:SIZE (repeatable),
-// --segment-size, --config FILE, --proxy LIST, --help). A --config file is read
+// --segment-size, --config FILE, --proxy LIST, --metrics-listen, --help). A --config file is read
 // first, then the other flags override it. Returns FailedPrecondition with the
 // usage text for --help.
 StatusOr<ServerConfig> LoadServerConfig(int argc, char** argv);

@@ -3,6 +3,7 @@
 // so the fast path allocates nothing. Internal to server/.
 #pragma once
 
+#include <chrono>
 #include <vector>
 
 #include "common/wire.h"
@@ -34,6 +35,7 @@ struct Slot {
   char* raw = nullptr;           // raw write/read target
   size_t rma_pending = 0;
   Status rma_status;
+  std::chrono::steady_clock::time_point started;  // arrival (set only with metrics on)
 
   void Clear() {
     has_peer = false;

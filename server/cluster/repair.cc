@@ -9,10 +9,12 @@
 #include "common/log.h"
 #include "proto/placement.h"
 #include "server/cluster/replicator.h"
+#include "server/server_metrics.h"
 
 namespace rpmp {
 
 Status Replicator::RepairMember(const std::string& ns, ReplicaLink* link) {
+  RepairProgress progress(ReplicationHooks());  // metrics: running, records, result
   auto started = std::chrono::steady_clock::now();
   RPMP_RETURN_IF_ERROR(link->DeleteNamespace(ns));
   uint64_t keys = 0, records = 0, bytes = 0;
@@ -28,6 +30,7 @@ Status Replicator::RepairMember(const std::string& ns, ReplicaLink* link) {
         RPMP_RETURN_IF_ERROR(link->Write(i == 0, ns, k.key, r.tag, r.data, r.length, r.crc));
         records++;
         bytes += r.length;
+        progress.Copied(r.length);
       }
       keys++;
     }
@@ -46,6 +49,7 @@ Status Replicator::RepairMember(const std::string& ns, ReplicaLink* link) {
                 ns.c_str(), static_cast<unsigned long long>(link->node_id()), link->endpoint().c_str(),
                 static_cast<unsigned long long>(keys), static_cast<unsigned long long>(records),
                 static_cast<unsigned long long>(bytes), static_cast<long long>(ms.count()));
+  progress.Succeeded();
   return Status::Ok();
 }
 

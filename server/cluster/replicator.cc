@@ -6,6 +6,7 @@
 
 #include "common/log.h"
 #include "proto/placement.h"
+#include "server/server_metrics.h"
 
 namespace rpmp {
 
@@ -187,6 +188,7 @@ Status Replicator::Replicate(const std::string& ns, NsState* s,
         s->synced.insert(m.node_id());
       } else {
         last = st;
+        if (ReplicationMetrics* rm = ReplicationHooks()) rm->replica_misses->Add();
         s->synced.erase(m.node_id());
         DropLink(m.node_id());
         RPMP_LOG_WARN("namespace %s: member %016llx at %s missed an update: %s", ns.c_str(),
@@ -194,6 +196,9 @@ Status Replicator::Replicate(const std::string& ns, NsState* s,
                       st.ToString().c_str());
       }
     }
+    if (ReplicationMetrics* rm = ReplicationHooks(); rm && holders.size() >= RequiredCopies(s->placement))
+      rm->replicate_seconds->Observe(std::chrono::duration<double>(
+          std::chrono::steady_clock::now() - (deadline - options_.write_timeout)).count());
     if (holders.size() >= usable && holders.size() >= RequiredCopies(s->placement)) return Status::Ok();
     if (holders.size() >= RequiredCopies(s->placement)) return Status::Ok();  // the rest repair later
     if (std::chrono::steady_clock::now() + backoff > deadline) {

@@ -263,6 +263,7 @@ StoreStats LogStore::Stats() {
     stats.keys += ns->keys.size();
     stats.records += ns->records;
     stats.live_bytes += ns->live_bytes;
+    stats.segments += ns->segments.size();
   }
   return stats;
 }

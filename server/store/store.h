@@ -118,6 +118,7 @@ struct StoreStats {
   uint64_t keys = 0;
   uint64_t records = 0;
   uint64_t live_bytes = 0;  // payload bytes of visible records
+  uint64_t segments = 0;    // log segments held by namespaces (metrics)
 };
 
 // A memory range the transport should register for RMA.
