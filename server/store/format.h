@@ -55,13 +55,28 @@ struct SegmentHeader {
   uint64_t size;            // 24: bytes of the segment object, header included
   uint64_t state;           // 32: 0 = live, kSegmentDeleted = namespace deleted
   uint16_t ns_length;       // 40
-  uint16_t reserved0;       // 42
+  uint16_t flags;           // 42: kSegmentAlignedRecords; other bits zero
   uint32_t header_crc;      // 44: CRC-32C of bytes 0..31, 40..43 and the name
   uint64_t reserved1[2];    // 48
   char ns[256];             // 64: namespace name (ns_length bytes used)
   uint64_t reserved2[8];    // 320..383
 };
 static_assert(sizeof(SegmentHeader) == kSegmentHeaderSize, "segment header size");
+
+// Segment flags. kSegmentAlignedRecords: records start at the first 64-byte aligned
+// pool offset at or after the header's end (PMDK places objects at 16 mod 64, so a
+// fixed start of 384 would put every record header across two cache lines). Set on
+// every segment this build allocates; segments of older builds start at 384.
+constexpr uint16_t kSegmentAlignedRecords = 1;
+constexpr uint16_t kKnownSegmentFlags = kSegmentAlignedRecords;
+// Bytes a segment object needs beyond header and records for that alignment.
+constexpr uint64_t kSegmentAlignSlack = kAlign;
+
+// Offset of the first record inside a segment object at pool offset `segment_offset`.
+inline uint64_t FirstRecordOffset(uint64_t segment_offset, uint16_t flags) {
+  if ((flags & kSegmentAlignedRecords) == 0) return kSegmentHeaderSize;
+  return AlignUp(segment_offset + kSegmentHeaderSize) - segment_offset;
+}
 
 inline uint32_t SegmentHeaderCrc(const SegmentHeader& h) {
   uint32_t c = Crc32c(&h, 32);

@@ -23,6 +23,14 @@ TEST_CASE("record layout: 64-byte header, key and payload each padded to 64") {
   CHECK(offsetof(RecordHeader, flags) == 6);
 }
 
+TEST_CASE("records start on a 64-byte line in segments with the aligned flag") {
+  CHECK(FirstRecordOffset(4096, kSegmentAlignedRecords) == 384);
+  CHECK(FirstRecordOffset(4096 + 16, kSegmentAlignedRecords) == 384 + 48);  // PMDK's 16 mod 64
+  CHECK((4096 + 16 + FirstRecordOffset(4096 + 16, kSegmentAlignedRecords)) % 64 == 0);
+  CHECK(FirstRecordOffset(4096 + 16, 0) == 384);  // segments of older builds
+  CHECK(offsetof(SegmentHeader, flags) == 42);
+}
+
 TEST_CASE("a record with a write id keeps the id after the key, inside the padded key area") {
   CHECK(PayloadOffsetInRecord(1, kRecordHasWriteId) == 128);   // 1 + 16 fits in 64
   CHECK(PayloadOffsetInRecord(48, kRecordHasWriteId) == 128);  // 48 + 16 = 64

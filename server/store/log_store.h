@@ -45,6 +45,7 @@ struct Segment {
   uint64_t size = 0;
   uint64_t epoch = 0;
   uint64_t sequence = 0;
+  uint64_t first_record = store_format::kSegmentHeaderSize;  // relative to the start
   uint64_t tail = 0;      // next free byte, relative to the segment start
   uint64_t live_records = 0;
   uint64_t pending = 0;   // reservations neither committed nor aborted

@@ -213,7 +213,8 @@ Status LogStore::RecoverPool(PoolState* pool, std::vector<Scanned>* out) {
     const auto* h = reinterpret_cast<const fmt::SegmentHeader*>(pool->medium->base() + offset);
     if (h->magic != fmt::kSegmentMagic || h->ns_length == 0 ||
         h->ns_length > kMaxNamespaceLength || fmt::SegmentHeaderCrc(*h) != h->header_crc ||
-        h->size < fmt::kSegmentHeaderSize) {
+        (h->flags & ~fmt::kKnownSegmentFlags) != 0 ||
+        h->size < fmt::FirstRecordOffset(offset, h->flags)) {
       RPMP_LOG_ERROR("pool %s: segment at offset %llu has a damaged header; leaving it alone",
                      pool->medium->path().c_str(), static_cast<unsigned long long>(offset));
       continue;
@@ -229,6 +230,7 @@ Status LogStore::RecoverPool(PoolState* pool, std::vector<Scanned>* out) {
     seg->size = h->size;
     seg->epoch = h->epoch;
     seg->sequence = h->sequence;
+    seg->first_record = fmt::FirstRecordOffset(offset, h->flags);
     pool->used += h->size;
     if (h->sequence > segment_seq_) segment_seq_ = h->sequence;
     NamespacePtr ns = FindOrCreateNamespace(ns_name);
@@ -241,7 +243,7 @@ Status LogStore::RecoverPool(PoolState* pool, std::vector<Scanned>* out) {
 
 void LogStore::ScanSegment(const SegmentPtr& seg, const std::string& ns,
                            std::vector<Scanned>* out) {
-  uint64_t pos = fmt::kSegmentHeaderSize;
+  uint64_t pos = seg->first_record;
   while (pos + fmt::kRecordHeaderSize <= seg->size) {
     const auto* h = reinterpret_cast<const fmt::RecordHeader*>(seg->start() + pos);
     if (h->magic != fmt::kRecordMagic || h->version != fmt::kRecordVersion ||

@@ -47,6 +47,9 @@ WRITE_ID_TEST("a retried append or put with a committed id is not applied twice"
   CHECK(view->records[0].write_id == WriteId{kWriter, 1});
   CHECK(view->records[1].write_id == WriteId{kWriter, 2});
   CHECK(view->records[0].commit_seq < view->records[1].commit_seq);
+  // Payloads, and so record headers, sit on 64-byte lines (also on PMDK).
+  CHECK(view->records[0].offset % 64 == 0);
+  CHECK(view->records[1].offset % 64 == 0);
 
   // FindWrite says where the first outcome is.
   WriteOutcome o = store->FindWrite("ns", {kWriter, 2});
