@@ -105,7 +105,7 @@ struct RecordHeader {
   uint32_t header_crc;      // 40: CRC-32C of bytes 0..39
   uint32_t reserved1;       // 44
   uint64_t commit;          // 48: 0 = uncommitted; else seq, top bit = dead
-  uint64_t reserved2;       // 56
+  uint64_t origin_seq;      // 56: with kRecordMoved, the order seq of the original
 };
 static_assert(sizeof(RecordHeader) == kRecordHeaderSize, "record header size");
 static_assert(offsetof(RecordHeader, commit) % 8 == 0, "commit word must be 8-aligned");
@@ -113,7 +113,10 @@ static_assert(offsetof(RecordHeader, commit) % 8 == 0, "commit word must be 8-al
 // Record flags. With kRecordHasWriteId the key area holds the key, then the 16-byte
 // write id (u64 writer, u64 seq) of the mutation that wrote the record.
 constexpr uint16_t kRecordHasWriteId = 1;
-constexpr uint16_t kKnownRecordFlags = kRecordHasWriteId;
+// kRecordMoved: a copy made by compaction; it takes the original's place in its key's
+// order (origin_seq), and replaces the original (same origin = the same record).
+constexpr uint16_t kRecordMoved = 2;
+constexpr uint16_t kKnownRecordFlags = kRecordHasWriteId | kRecordMoved;
 constexpr uint64_t kWriteIdSize = 16;
 
 inline uint32_t RecordHeaderCrc(const RecordHeader& h) { return Crc32c(&h, 40); }

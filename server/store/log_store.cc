@@ -55,8 +55,9 @@ fmt::RecordHeader* LogStore::HeaderAt(const PoolState& pool, uint64_t offset) co
 }
 
 uint64_t LogStore::WriteRecordHeader(const Placement& place, uint8_t kind,
-                                     const WriteSpec& spec) {
+                                     const WriteSpec& spec, uint64_t origin_seq) {
   uint16_t flags = spec.id.valid() ? fmt::kRecordHasWriteId : 0;
+  if (origin_seq != 0) flags |= fmt::kRecordMoved;
   fmt::RecordHeader h{};
   h.magic = fmt::kRecordMagic;
   h.version = fmt::kRecordVersion;
@@ -69,6 +70,7 @@ uint64_t LogStore::WriteRecordHeader(const Placement& place, uint8_t kind,
   h.payload_crc = spec.crc;
   h.header_crc = fmt::RecordHeaderCrc(h);
   h.commit = 0;
+  h.origin_seq = origin_seq;
   PoolState* pool = place.segment->pool;
   char* at = pool->medium->base() + place.record_offset;
   // Commit protocol, step 1: the commit word reads 0 durably before any byte that
@@ -121,9 +123,15 @@ void LogStore::StoreCommitWord(const RecordRef& rec, uint64_t word) {
   pool->medium->Persist(&h->commit, sizeof(h->commit));
 }
 
+void LogStore::CountLive(const RecordRef& rec) {
+  rec.segment->live_records++;
+  rec.segment->live_bytes += rec.bytes;
+}
+
 void LogStore::MarkDead(Namespace* ns, const RecordRef& rec) {
   StoreCommitWord(rec, rec.seq | fmt::kDeadBit);
   rec.segment->live_records--;
+  rec.segment->live_bytes -= rec.bytes;
   MaybeReclaim(ns, rec.segment);
 }
 
@@ -206,9 +214,13 @@ Status LogStore::FinishReservation(LogReservation* impl, bool committed) {
   rec.tag = impl->tag;
   rec.crc = impl->crc;
   rec.seq = ++global_seq_;
+  rec.order = rec.seq;
   rec.id = impl->id;
+  rec.kind = impl->kind == WriteKind::kPut ? fmt::kKindPut : fmt::kKindAppend;
+  rec.flags = impl->id.valid() ? fmt::kRecordHasWriteId : 0;
+  rec.bytes = fmt::RecordSize(impl->key.size(), impl->length, rec.flags);
   StoreCommitWord(rec, rec.seq);
-  rec.segment->live_records++;
+  CountLive(rec);
   if (rec.id.valid()) {
     WriteOutcome o;
     o.kind = impl->kind == WriteKind::kPut ? WriteIdKind::kPut : WriteIdKind::kAppend;
@@ -275,7 +287,7 @@ StatusOr<ObjectView> LogStore::Get(const std::string& ns_name, const std::string
     info.pool = rec.segment->pool->index;
     info.offset = rec.payload_offset;
     info.data = rec.segment->pool->medium->base() + rec.payload_offset;
-    info.commit_seq = rec.seq;
+    info.commit_seq = rec.order;
     info.write_id = rec.id;
     view.records.push_back(info);
     if (rec.segment.get() != last_pinned) {
@@ -310,9 +322,13 @@ Status LogStore::Delete(const std::string& ns_name, const std::string& key,
   tomb.segment = place.segment;
   tomb.header_offset = place.record_offset;
   tomb.seq = ++global_seq_;
+  tomb.order = tomb.seq;
   tomb.id = id;
+  tomb.kind = fmt::kKindTombstone;
+  tomb.flags = flags;
+  tomb.bytes = fmt::RecordSize(key.size(), 0, flags);
   StoreCommitWord(tomb, tomb.seq);  // the delete is now durable
-  tomb.segment->live_records++;
+  CountLive(tomb);
   if (id.valid()) {
     WriteOutcome o;
     o.kind = WriteIdKind::kDelete;

@@ -41,6 +41,8 @@ struct LogStore::Scanned {
   uint16_t flags = 0;
   bool dead = false;
   WriteId id;
+  uint64_t order = 0;  // seq, or a moved copy's origin
+  uint64_t bytes = 0;
 };
 
 LogStore::~LogStore() = default;
@@ -265,6 +267,7 @@ void LogStore::ScanSegment(const SegmentPtr& seg, const std::string& ns,
       Scanned s;
       s.flags = h->flags;
       s.dead = dead;
+      s.bytes = size;
       if (has_id) {
         uint64_t id[2];
         std::memcpy(id, seg->start() + pos + fmt::kRecordHeaderSize + h->key_length, sizeof(id));
@@ -279,6 +282,7 @@ void LogStore::ScanSegment(const SegmentPtr& seg, const std::string& ns,
       s.length = h->payload_length;
       s.crc = h->payload_crc;
       s.seq = seq;
+      s.order = (h->flags & fmt::kRecordMoved) && h->origin_seq != 0 ? h->origin_seq : seq;
       out->push_back(std::move(s));
     }
     pos += size;
@@ -287,8 +291,24 @@ void LogStore::ScanSegment(const SegmentPtr& seg, const std::string& ns,
 }
 
 void LogStore::Replay(std::vector<Scanned>* scanned) {
-  std::sort(scanned->begin(), scanned->end(),
-            [](const Scanned& a, const Scanned& b) { return a.seq < b.seq; });
+  // Key order is the order seq (a compacted copy keeps its original's place). Among
+  // live records with the same order (an original and its copy, when a crash came
+  // before the original was marked dead) the copy, committed later, wins.
+  std::sort(scanned->begin(), scanned->end(), [](const Scanned& a, const Scanned& b) {
+    return a.order != b.order ? a.order < b.order : a.seq < b.seq;
+  });
+  for (size_t i = 0; i + 1 < scanned->size(); i++) {
+    Scanned& a = (*scanned)[i];
+    if (a.dead) continue;
+    size_t j = i + 1;
+    while (j < scanned->size() && (*scanned)[j].order == a.order && (*scanned)[j].dead) j++;
+    if (j == scanned->size() || (*scanned)[j].order != a.order) continue;
+    RecordRef old;
+    old.segment = a.segment;
+    old.header_offset = a.header_offset;
+    StoreCommitWord(old, a.seq | fmt::kDeadBit);  // finishes the interrupted move
+    a.dead = true;
+  }
   for (Scanned& s : *scanned) {
     Namespace* ns = namespaces_[s.ns].get();
     RecordRef rec;
@@ -299,6 +319,10 @@ void LogStore::Replay(std::vector<Scanned>* scanned) {
     rec.tag = s.tag;
     rec.crc = s.crc;
     rec.seq = s.seq;
+    rec.order = s.order;
+    rec.bytes = s.bytes;
+    rec.kind = s.kind;
+    rec.flags = s.flags;
     rec.id = s.id;
     if (s.id.valid()) {
       WriteOutcome o;
@@ -306,7 +330,7 @@ void LogStore::Replay(std::vector<Scanned>* scanned) {
                : s.kind == fmt::kKindAppend ? WriteIdKind::kAppend
                                             : WriteIdKind::kDelete;
       o.key = s.key;
-      o.commit_seq = s.seq;
+      o.commit_seq = s.order;
       o.pool = s.segment->pool->index;
       o.offset = rec.payload_offset;
       ns->write_ids.Committed(s.id, o);
@@ -323,7 +347,7 @@ void LogStore::Replay(std::vector<Scanned>* scanned) {
     }
     KeyEntry& entry = ns->keys[s.key];
     if (s.kind == fmt::kKindPut) MarkKeyDead(ns, &entry);
-    rec.segment->live_records++;
+    CountLive(rec);
     entry.records.push_back(std::move(rec));
     entry.total_length += s.length;
     ns->records++;

@@ -265,7 +265,14 @@ StoreStats LogStore::Stats() {
     stats.keys += ns->keys.size();
     stats.records += ns->records;
     stats.live_bytes += ns->live_bytes;
+    for (auto& [raw, seg] : ns->segments) {
+      uint64_t used = seg->tail - seg->first_record;
+      if (used > seg->live_bytes) stats.dead_bytes += used - seg->live_bytes;
+    }
   }
+  stats.compacted_segments = compacted_segments_;
+  stats.compacted_records = compacted_records_;
+  stats.compacted_bytes = compacted_bytes_;
   return stats;
 }
 

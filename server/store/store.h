@@ -11,6 +11,7 @@
 // Who calls it: server/ request handlers, tests, and the rpmp-server start-up code.
 #pragma once
 
+#include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -146,6 +147,21 @@ struct StoreStats {
   uint64_t keys = 0;
   uint64_t records = 0;
   uint64_t live_bytes = 0;  // payload bytes of visible records
+  // Compaction (Store::Compact): bytes of dead records still held by segments, and
+  // what compaction has done since open.
+  uint64_t dead_bytes = 0;
+  uint64_t compacted_segments = 0;  // segments emptied by compaction
+  uint64_t compacted_records = 0;   // records copied
+  uint64_t compacted_bytes = 0;     // record bytes copied
+};
+
+// One compaction step (Store::Compact).
+struct CompactOptions {
+  double min_dead_fraction = 0.5;    // compact segments with at least this share dead
+  uint64_t max_bytes = 4ull << 20;   // copy at most about this much per step (throttle)
+  // How long an emptied segment stays allocated after the step, for one-sided readers
+  // that may still hold locations in it from GetMeta.
+  std::chrono::milliseconds grace{30000};
 };
 
 // A memory range the transport should register for RMA.
@@ -202,6 +218,12 @@ class Store {
   // Makes [p, p+len) of raw memory durable (after an RMA wrote into it).
   virtual void PersistRaw(const char* p, uint64_t len) = 0;
 
+  // Copies the live records of segments at least `min_dead_fraction` dead (not the
+  // active ones) into fresh space with new commit seqs, in the key's order, and frees
+  // each emptied segment once `grace` has passed and no view pins it. Crash-safe at
+  // every point (docs/storage-format.md "Compaction"). Raw allocations never move.
+  // Returns the record bytes copied; NoSpace ends a step early without an error.
+  virtual StatusOr<uint64_t> Compact(const CompactOptions& options) = 0;
   virtual StoreStats Stats() = 0;
   virtual std::vector<MemoryArea> Areas() = 0;
   // Stable id of this node, created with its first pool and kept in it.

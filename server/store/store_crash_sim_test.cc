@@ -3,7 +3,8 @@
 // write ids) is cut at one Persist call; recovery over the crash image must show every
 // acknowledged write exactly once, the write in flight either whole or absent, and
 // nothing torn (every visible record's payload matches its CRC); a retry of the write
-// in flight then applies it exactly once. Hundreds of crash points per run, on 64-byte
+// in flight then applies it exactly once. Compaction steps are part of the workload, so
+// crash points fall inside compaction too. Hundreds of crash points per run, on 64-byte
 // aligned objects and on PMDK-like objects at 16 mod 64. A failing seed replays:
 // RPMP_CRASH_SEED=<seed> runs that one alone.
 #include <catch2/catch.hpp>
@@ -23,7 +24,7 @@ constexpr uint64_t kCapacity = 2ull << 20;
 constexpr uint64_t kSegment = 64ull << 10;
 
 struct Op {
-  enum Kind { kAppend, kPut, kDelete } kind;
+  enum Kind { kAppend, kPut, kDelete, kCompact } kind;
   std::string key, value;
   uint64_t tag;
   WriteId id;
@@ -36,9 +37,10 @@ std::vector<Op> MakeOps(uint64_t seed, int n) {
   for (int i = 0; i < n; i++) {
     Op op;
     uint64_t r = rng() % 100;
-    op.kind = r < 60 ? Op::kAppend : r < 85 ? Op::kPut : Op::kDelete;
+    op.kind = r < 55 ? Op::kAppend : r < 80 ? Op::kPut : r < 92 ? Op::kDelete : Op::kCompact;
     op.key = "k" + std::to_string(rng() % 6);
-    op.value = op.kind == Op::kDelete ? "" : MakeValue(seed * 1000 + i, rng() % 300);
+    bool has_value = op.kind == Op::kAppend || op.kind == Op::kPut;
+    op.value = has_value ? MakeValue(seed * 1000 + i, rng() % 1500) : "";
     op.tag = i;
     op.id = WriteId{seed + 1, static_cast<uint64_t>(i + 1)};
     ops.push_back(std::move(op));
@@ -52,7 +54,20 @@ void Apply(Model* m, const Op& op) {
   if (op.kind == Op::kDelete) m->erase(op.key);
 }
 
+uint64_t g_compacted_bytes = 0;     // by the last Run of a compaction
+int g_crashes_in_compaction = 0;   // crash points inside a step that moved records
+
 Status Run(Store* store, const Op& op) {
+  g_compacted_bytes = 0;
+  if (op.kind == Op::kCompact) {  // changes where records are, never what they are
+    CompactOptions o;
+    o.min_dead_fraction = 0.3;
+    o.max_bytes = 16 << 10;
+    o.grace = std::chrono::milliseconds(0);
+    StatusOr<uint64_t> moved = store->Compact(o);
+    if (moved.ok()) g_compacted_bytes = *moved;
+    return moved.status();
+  }
   if (op.kind == Op::kDelete) {
     Status st = store->Delete("ns", op.key, op.id);
     return st.IsNotFound() ? Status::Ok() : st;
@@ -87,7 +102,7 @@ std::unique_ptr<Store> OpenOver(Medium* medium) {
 
 // One crash point: returns false (with INFO) on a violation.
 void CrashOnce(uint64_t seed, bool pmdk_offsets) {
-  std::vector<Op> ops = MakeOps(seed, 80);
+  std::vector<Op> ops = MakeOps(seed, 100);
   uint64_t total;
   {  // dry run: how many persists the workload makes
     CrashSimMedium medium(kCapacity, seed, pmdk_offsets);
@@ -107,6 +122,7 @@ void CrashOnce(uint64_t seed, bool pmdk_offsets) {
     REQUIRE(Run(store.get(), ops[i]).ok());
     if (medium.crashed()) {
       in_flight = static_cast<int>(i);
+      if (g_compacted_bytes > 0) g_crashes_in_compaction++;
       break;
     }
     Apply(&acked, ops[i]);
@@ -151,7 +167,11 @@ uint64_t Runs() { return std::getenv("RPMP_CRASH_RUNS") ? std::atoll(std::getenv
 TEST_CASE("crash points: acknowledged writes exactly once, nothing torn (aligned objects)",
           "[crash-sim]") {
   if (const char* one = std::getenv("RPMP_CRASH_SEED")) return CrashOnce(std::atoll(one), false);
+  g_crashes_in_compaction = 0;
   for (uint64_t seed = 1; seed <= Runs(); seed++) CrashOnce(seed, false);
+  // The workload does reach compaction, and crashes inside it.
+  CHECK(g_crashes_in_compaction >= static_cast<int>(Runs() / 30));
+  WARN(g_crashes_in_compaction << " of " << Runs() << " crash points fell inside compaction");
 }
 
 TEST_CASE("crash points: acknowledged writes exactly once, nothing torn (PMDK offsets)",
