@@ -29,7 +29,7 @@ std::unique_ptr<Client> ConnectTo(const ServerProcess& s) {
 // A paused server for the duration of a scope; resumed (and waited for) at the end.
 struct Pause {
   const ServerProcess& s;
-  explicit Pause(const ServerProcess& server) : s(server) { s.Signal(SIGSTOP); }
+  explicit Pause(const ServerProcess& server) : s(server) { REQUIRE(s.Signal(SIGSTOP)); }
   ~Pause() { s.Signal(SIGCONT); }
 };
 
