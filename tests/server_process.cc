@@ -1,6 +1,7 @@
 // Implementation of ServerProcess and RunTool for integration tests.
 #include "tests/server_process.h"
 
+#include <dirent.h>
 #include <fcntl.h>
 #include <poll.h>
 #include <sys/wait.h>
@@ -11,6 +12,7 @@
 #include <cstdlib>
 #include <fstream>
 #include <sstream>
+#include <thread>
 
 #include "tests/test_util.h"
 
@@ -92,6 +94,29 @@ int ServerProcess::Kill(int sig) {
   waitpid(pid_, &status, 0);
   pid_ = -1;
   return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+bool ServerProcess::Signal(int sig) const {
+  if (pid_ <= 0) return false;
+  kill(pid_, sig);
+  if (sig != SIGSTOP) return true;
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  while (std::chrono::steady_clock::now() < deadline) {  // poll /proc: no sleeps as sync
+    bool all_stopped = true;
+    DIR* tasks = opendir(("/proc/" + std::to_string(pid_) + "/task").c_str());
+    if (tasks == nullptr) return false;
+    while (dirent* t = readdir(tasks)) {
+      if (t->d_name[0] == '.') continue;
+      std::string stat = ReadFile("/proc/" + std::to_string(pid_) + "/task/" + t->d_name + "/stat");
+      size_t paren = stat.rfind(')');
+      if (paren == std::string::npos || paren + 2 >= stat.size() || stat[paren + 2] != 'T')
+        all_stopped = false;
+    }
+    closedir(tasks);
+    if (all_stopped) return true;
+    std::this_thread::yield();
+  }
+  return false;
 }
 
 std::string ServerProcess::Log() const { return ReadFile(log_path_); }

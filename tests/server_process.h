@@ -27,6 +27,9 @@ class ServerProcess {
   // Sends sig and reaps the process; returns its exit status (or 128+signal).
   int Kill(int sig);
   bool Restart() { return Start(); }
+  // Sends sig without reaping (SIGSTOP / SIGCONT to pause and resume it). For SIGSTOP,
+  // returns once every thread of the server is stopped (false after 10 s).
+  bool Signal(int sig) const;
   bool Running() const { return pid_ > 0; }
 
   std::string address() const { return "127.0.0.1:" + std::to_string(port_); }
