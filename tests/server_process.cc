@@ -94,6 +94,8 @@ int ServerProcess::Kill(int sig) {
   return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
 }
 
+bool ServerProcess::Signal(int sig) { return pid_ > 0 && kill(pid_, sig) == 0; }
+
 std::string ServerProcess::Log() const { return ReadFile(log_path_); }
 
 int RunTool(const std::vector<std::string>& argv_in, const std::string& input, std::string* out,

@@ -26,6 +26,8 @@ class ServerProcess {
   bool Start();
   // Sends sig and reaps the process; returns its exit status (or 128+signal).
   int Kill(int sig);
+  // Sends sig without reaping (SIGSTOP / SIGCONT); false when not running.
+  bool Signal(int sig);
   bool Restart() { return Start(); }
   bool Running() const { return pid_ > 0; }
 

@@ -76,6 +76,8 @@ int ChildProcess::Kill(int sig) {
   return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
 }
 
+bool ChildProcess::Signal(int sig) { return pid_ > 0 && kill(pid_, sig) == 0; }
+
 std::string ChildProcess::Log() const { return ReadAll(log_path_); }
 
 ClusterHarness::ClusterHarness() : etcd_dir_(TempPath("etcd")) {}
@@ -118,7 +120,7 @@ bool ClusterHarness::Start(int nproxies, int nservers) {
 
 ServerProcess* ClusterHarness::AddServer() {
   auto s = std::make_unique<ServerProcess>(
-      "256m", std::vector<std::string>{"--proxy", proxy_list(), "--provider", Provider(), "--segment-size", "4m",
+      pool_size_, std::vector<std::string>{"--proxy", proxy_list(), "--provider", Provider(), "--segment-size", "4m",
                                        "--replication-timeout", "6s"});
   if (!s->Start()) return nullptr;
   servers_.push_back(std::move(s));
