@@ -39,7 +39,12 @@ Status ClusterAgent::Beat() {
   req.set_free(free);
   req.set_pools(static_cast<uint32_t>(st.pools.size()));
   req.set_known_epoch(epoch_.load());
+  auto sent = std::chrono::steady_clock::now();
   RPMP_ASSIGN_OR_RETURN(v1::HeartbeatReply reply, proxy_->Heartbeat(req));
+  // The leader counts silence from when it received this beat, later than `sent`.
+  std::chrono::milliseconds lease(reply.lease_ms() > 0 ? reply.lease_ms() : 1000);
+  int64_t until = (sent + lease).time_since_epoch().count();
+  if (until > lease_until_ns_.load()) lease_until_ns_.store(until);
   for (const std::string& ns : reply.delete_namespaces()) {
     Status d = store_->DeleteNamespace(ns);
     if (d.ok()) RPMP_LOG_INFO("deleted namespace %s (told by the proxy leader)", ns.c_str());
@@ -58,6 +63,10 @@ Status ClusterAgent::Beat() {
   }
   if (reply.heartbeat_interval_ms() > 0) interval_ = std::chrono::milliseconds(reply.heartbeat_interval_ms());
   return Status::Ok();
+}
+
+bool ClusterAgent::LeaseValid() const {
+  return std::chrono::steady_clock::now().time_since_epoch().count() < lease_until_ns_.load();
 }
 
 void ClusterAgent::Loop() {

@@ -31,6 +31,9 @@ class ClusterAgent {
   void Stop();
   // Epoch of the last heartbeat reply (0 before the first).
   uint64_t epoch() const { return epoch_.load(); }
+  // Whether the primary lease is valid now: the last answered heartbeat was sent
+  // less than the leader's lease_ms ago (docs/cluster.md). Any thread.
+  bool LeaseValid() const;
 
  private:
   void Loop();
@@ -42,6 +45,7 @@ class ClusterAgent {
   const std::string endpoint_;
   std::chrono::milliseconds interval_;
   std::atomic<uint64_t> epoch_{0};
+  std::atomic<int64_t> lease_until_ns_{0};  // steady clock
   bool registered_ = false;
   std::mutex mu_;
   std::condition_variable cv_;

@@ -169,18 +169,17 @@ Status Replicator::Replicate(const std::string& ns, NsState* s,
   std::chrono::milliseconds backoff(50);
   Status last;
   while (true) {
-    size_t usable = 0;
-    for (const v1::Replica& m : s->placement.placement()) {
-      if (m.state() == v1::NODE_STATE_DEAD) continue;
-      usable++;
-      if (holders.count(m.node_id())) continue;
+    if (!LeaseValid()) return Status::Unavailable("namespace '" + ns + "': this node's primary lease expired");
+    for (int i = 0; i < s->placement.placement_size(); i++) {
+      const v1::Replica& m = s->placement.placement(i);
+      if (m.state() == v1::NODE_STATE_DEAD || holders.count(m.node_id())) continue;
       StatusOr<std::shared_ptr<ReplicaLink>> link = LinkFor(m);
       Status st = link.status();
       if (st.ok()) {
-        bool in_sync = s->synced.count(m.node_id()) > 0;
-        // A member we are not sure of gets the whole namespace (which includes
-        // this operation), so its records keep our order.
-        st = in_sync ? send(link->get()) : RepairMember(ns, link->get());
+        bool in_sync = s->synced.count(m.node_id()) > 0 && InSync(s->placement, i);
+        // A member we are not sure of is diff-repaired (which includes this
+        // operation), so its records keep our order.
+        st = in_sync ? send(link->get()) : RepairMember(ns, s, i, link->get());
       }
       if (st.ok()) {
         holders.insert(m.node_id());
@@ -194,8 +193,19 @@ Status Replicator::Replicate(const std::string& ns, NsState* s,
                       st.ToString().c_str());
       }
     }
-    if (holders.size() >= usable && holders.size() >= RequiredCopies(s->placement)) return Status::Ok();
-    if (holders.size() >= RequiredCopies(s->placement)) return Status::Ok();  // the rest repair later
+    if (holders.size() >= RequiredCopies(s->placement)) {
+      // Invariant 3: every in-sync member holds what we acknowledge.
+      Status dropped;
+      for (int i = 0; i < s->placement.placement_size() && dropped.ok(); i++) {
+        uint64_t id = s->placement.placement(i).node_id();
+        if (!holders.count(id) && InSync(s->placement, i)) dropped = SetMemberInSync(ns, s, id, false);
+      }
+      if (dropped.ok()) {
+        if (!LeaseValid()) return Status::Unavailable("namespace '" + ns + "': this node's primary lease expired");
+        return Status::Ok();
+      }
+      last = dropped;
+    }
     if (std::chrono::steady_clock::now() + backoff > deadline) {
       return Status::Unavailable("namespace '" + ns + "': only " + std::to_string(holders.size()) + " of " +
                                  std::to_string(RequiredCopies(s->placement)) +
@@ -205,30 +215,36 @@ Status Replicator::Replicate(const std::string& ns, NsState* s,
     backoff = std::min(backoff * 2, std::chrono::milliseconds(400));
     Status r = Refresh(ns, s, true);  // maybe the dead member has been substituted
     if (!r.ok()) return r;
+    int p = PrimaryIndex(s->placement);
+    if (p < 0 || s->placement.placement(p).node_id() != self_)
+      return Status(StatusCode::kFailedPrecondition, "namespace '" + ns + "': no longer the primary");
   }
 }
 
 void Replicator::RunWrite(const WriteSpec& spec, Reservation* r, const DoneFn& done) {
   std::shared_ptr<NsState> s = StateOf(spec.ns);
-  Status st = CheckPrimary(spec.ns, s.get());
+  Status st = LeaseValid() ? CheckPrimary(spec.ns, s.get())
+                           : Status::Unavailable("this node holds no primary lease (no recent heartbeat reply)");
   if (!st.ok()) {
     store_->Abort(r);
     return done(st);
   }
-  const char* data = r->payload();
+  // Copied before the commit: once committed, the reserved memory can be released
+  // under us (a namespace deletion from the heartbeat thread).
+  std::string data(r->payload(), spec.length);
   st = store_->Commit(r);
   if (!st.ok()) return done(st);
-  // The committed payload stays where it was reserved until the key is rewritten,
-  // and rewrites of this namespace wait for this worker.
   st = Replicate(spec.ns, s.get(), [&](ReplicaLink* link) {
-    return link->Write(spec.kind == WriteKind::kPut, spec.ns, spec.key, spec.tag, data, spec.length, spec.crc);
+    return link->Write(spec.kind == WriteKind::kPut, spec.ns, spec.key, spec.tag, data.data(), spec.length,
+                       spec.crc);
   });
   done(st);
 }
 
 void Replicator::RunDelete(const std::string& ns, const std::string& key, const DoneFn& done) {
   std::shared_ptr<NsState> s = StateOf(ns);
-  Status st = CheckPrimary(ns, s.get());
+  Status st = LeaseValid() ? CheckPrimary(ns, s.get())
+                           : Status::Unavailable("this node holds no primary lease (no recent heartbeat reply)");
   if (!st.ok()) return done(st);
   Status local = store_->Delete(ns, key);
   if (!local.ok() && !local.IsNotFound()) return done(local);

@@ -6,9 +6,11 @@
 // commit locally, then send the record to every other usable member through a
 // ReplicaLink, one record at a time, so every replica commits in the same order and
 // holds byte-identical records. The client is answered once RequiredCopies() copies
-// exist; members that miss a record are marked out of sync and repaired (the whole
-// namespace copied over, repair.cc) before they receive anything else. Substituted
-// members are repaired as soon as a placement change is seen (ScanSoon()).
+// exist and every member of the proxy's in-sync set holds the record (a member that
+// missed it is removed from that set first); members out of sync are repaired
+// (diff-copied, repair.cc) before they receive anything else, then added back.
+// Members out of the in-sync set are repaired as soon as a placement change is seen
+// (ScanSoon()). Writes start and are acknowledged only under the node's lease.
 //
 // Threads: Submit*/ScanSoon/Forget from any thread; work runs on the workers and one
 // scanner thread. Start once, Stop once (fails queued work with Unavailable).
@@ -54,6 +56,9 @@ class Replicator : public WriteCoordinator {
   void ScanSoon();
   // The namespace was deleted: drop what is cached about it.
   void Forget(const std::string& ns);
+  // Set before Start: whether this node holds a primary lease right now (from the
+  // heartbeat agent). Without one the node neither starts nor acknowledges writes.
+  void SetLeaseCheck(std::function<bool()> lease_valid) { lease_valid_ = std::move(lease_valid); }
 
  private:
   struct NsState {
@@ -79,14 +84,20 @@ class Replicator : public WriteCoordinator {
   // FailedPrecondition unless this node is the namespace's primary.
   Status CheckPrimary(const std::string& ns, NsState* s);
   // Brings every usable member up to date with `apply` already done locally;
-  // `send` forwards the one operation to an in-sync member. Counts copies.
+  // `send` forwards the one operation to an in-sync member. Counts copies; before it
+  // answers Ok every in-sync member that did not get the operation has been removed
+  // from the in-sync set at the proxy. Unavailable without a lease.
   Status Replicate(const std::string& ns, NsState* s,
                    const std::function<Status(ReplicaLink*)>& send);
   StatusOr<std::shared_ptr<ReplicaLink>> LinkFor(const v1::Replica& member);
   void DropLink(uint64_t node_id);
 
-  // repair.cc: copies every record of ns onto the member behind `link`.
-  Status RepairMember(const std::string& ns, ReplicaLink* link);
+  // repair.cc: brings placement member `index` (behind `link`) to exactly our
+  // records of ns and adds it to the in-sync set.
+  Status RepairMember(const std::string& ns, NsState* s, int index, ReplicaLink* link);
+  // Asks the proxy to add/remove `node` to/from ns's in-sync set; updates s->placement.
+  Status SetMemberInSync(const std::string& ns, NsState* s, uint64_t node, bool in_sync);
+  bool LeaseValid() const { return !lease_valid_ || lease_valid_(); }
   void RepairJob(const std::string& ns);
 
   void RunWrite(const WriteSpec& spec, Reservation* r, const DoneFn& done);
@@ -96,6 +107,7 @@ class Replicator : public WriteCoordinator {
   ProxyClient* proxy_;
   const uint64_t self_;
   ReplicatorOptions options_;
+  std::function<bool()> lease_valid_;
   std::vector<std::unique_ptr<Worker>> workers_;
   bool stopping_ = false;  // guarded by mu_
 

@@ -120,7 +120,7 @@ Status ClusterClient::OnAnyReplica(const std::string& ns, const ServerFn& fn) {
       int primary = PrimaryIndex(pl);
       if (primary >= 0) order.push_back(primary);
       for (int i = 0; i < pl.placement_size(); i++)
-        if (i != primary && pl.placement(i).state() != v1::NODE_STATE_DEAD) order.push_back(i);
+        if (i != primary && pl.placement(i).state() != v1::NODE_STATE_DEAD && InSync(pl, i)) order.push_back(i);
       st = Status::Unavailable("namespace '" + ns + "' has no usable replica");
       for (int i : order) {
         const v1::Replica& m = pl.placement(i);

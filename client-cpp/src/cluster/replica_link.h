@@ -13,12 +13,20 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "common/status.h"
 
 namespace rpmp {
 
 class Connection;
+
+// What repair compares: a record's identity on a member (tag, length, CRC-32C).
+struct ReplicaRecord {
+  uint64_t tag = 0, length = 0;
+  uint32_t crc = 0;
+  bool operator==(const ReplicaRecord& o) const { return tag == o.tag && length == o.length && crc == o.crc; }
+};
 
 struct ReplicaLinkOptions {
   std::string provider = "tcp;ofi_rxm";
@@ -42,6 +50,10 @@ class ReplicaLink {
   Status Delete(const std::string& ns, const std::string& key);
   // Removes a namespace; absent namespaces are fine.
   Status DeleteNamespace(const std::string& ns);
+  // Every key of ns on the member (empty when the namespace is absent).
+  StatusOr<std::vector<std::string>> ListKeys(const std::string& ns);
+  // The records of one key on the member, in order (empty when absent).
+  StatusOr<std::vector<ReplicaRecord>> Records(const std::string& ns, const std::string& key);
 
   uint64_t node_id() const;
   const std::string& endpoint() const { return endpoint_; }

@@ -49,7 +49,8 @@ func (l *Leader) Heartbeat(req *pb.HeartbeatRequest) (*pb.HeartbeatReply, error)
 	l.nodes.Put(rec, now)
 	l.epoch = epoch
 	reply := &pb.HeartbeatReply{Epoch: epoch, Leader: l.cfg.Advertise, State: nodeState(rec),
-		HeartbeatIntervalMs: uint32(l.cfg.HeartbeatInterval / time.Millisecond)}
+		HeartbeatIntervalMs: uint32(l.cfg.HeartbeatInterval / time.Millisecond),
+		LeaseMs:             uint32(l.cfg.lease() / time.Millisecond)}
 	if dels := l.cat.DeletionsFor(rec.ID); len(dels) > 0 {
 		for _, d := range dels {
 			reply.DeleteNamespaces = append(reply.DeleteNamespaces, d.Name)
