@@ -8,6 +8,8 @@ namespace {
 
 bool ValidOp(uint8_t op) { return op >= 1 && op <= static_cast<uint8_t>(Op::kBye); }
 
+bool TakesWriteId(Op op) { return op == Op::kPut || op == Op::kAppend || op == Op::kDel; }
+
 void PutHeader(ByteWriter& w, const Header& h) {
   w.U32(kMagic);
   w.U8(kVersion);
@@ -106,6 +108,10 @@ size_t EncodeRequest(const Request& r, char* buf, size_t cap) {
       if (r.h.flags & kFlagRma) PutRma(w, r.rma);
       break;
   }
+  if (r.h.flags & kFlagWriteId) {
+    if (!TakesWriteId(r.h.op) || !r.write_id.valid()) return 0;
+    w.U64(r.write_id.writer); w.U64(r.write_id.seq);
+  }
   return Finish(w);
 }
 
@@ -176,6 +182,13 @@ Status DecodeRequest(const char* buf, size_t len, Request* r) {
       break;
   }
   if (!payload_ok) return Bad("payload must be either inline or by RMA, of the stated length");
+  if (r->h.flags & kFlagWriteId) {
+    if (!TakesWriteId(r->h.op)) return Bad("a write id on an op that takes none");
+    r->write_id.writer = rd.U64(); r->write_id.seq = rd.U64();
+    if (rd.ok() && !r->write_id.valid()) return Bad("write id with a zero writer or seq");
+  } else {
+    r->write_id = WriteId();
+  }
   if (!rd.ok()) return Bad("body truncated or a field over its limit");
   if (rd.remaining() != 0) return Bad("trailing bytes after the body");
   return Status::Ok();

@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "common/status.h"
+#include "common/write_id.h"
 
 namespace rpmp::wire {
 
@@ -45,6 +46,9 @@ enum HeaderFlags : uint16_t {
   // member (replication, repair). The receiver stores it as is and does not replicate
   // it further. A v1 peer that does not know the flag ignores it (a plain write).
   kFlagReplica = 8,
+  // The body of a put/append/del ends with the write id `u64 writer, u64 seq` (after
+  // every other field); both are nonzero. Any other op with it is malformed.
+  kFlagWriteId = 16,
 };
 
 // A registered buffer on the frame's sender, for the receiver's RMA.
@@ -80,6 +84,7 @@ struct Request {
   uint32_t max = 0;                 // list meta: page size
   uint32_t pool = 0;                // free write read
   uint64_t offset = 0;              // free write read
+  WriteId write_id;                 // with kFlagWriteId (put append del)
 };
 
 struct RecordMeta {

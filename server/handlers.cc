@@ -54,6 +54,7 @@ void Server::HandleWrite(Slot* s) {
   spec.tag = q.tag;
   spec.length = q.length;
   spec.crc = q.crc;
+  spec.id = q.write_id;
   if (q.h.flags & wire::kFlagInline) {
     if (Crc32c(q.inline_data.data(), q.inline_data.size()) != q.crc)
       return ReplyError(s, Status::InvalidArgument("payload checksum does not match the frame's"));
@@ -61,6 +62,15 @@ void Server::HandleWrite(Slot* s) {
   StatusOr<Reservation> r = store_->Reserve(spec);
   if (!r.ok()) return ReplyError(s, r.status());
   s->reservation = std::move(r).value();
+  // A retry of a write already committed here: nothing to transfer. The store's
+  // Commit answers the first outcome. (Cluster mode still has to make sure such a
+  // write reached min_replicas before answering: docs/append-path.md; that is the
+  // coordinator's part, which does not see duplicates yet.)
+  if (s->reservation.duplicate()) {
+    Status st = store_->Commit(&s->reservation);
+    s->reservation.Reset();
+    return st.ok() ? Reply(s) : ReplyError(s, st);
+  }
   counters_.bytes_in.fetch_add(q.length, std::memory_order_relaxed);
   if (q.h.flags & wire::kFlagInline) {
     if (q.length > 0) std::memcpy(s->reservation.payload(), q.inline_data.data(), q.length);
@@ -102,6 +112,7 @@ void Server::CommitOrCoordinate(Slot* s) {
   spec.tag = q.tag;
   spec.length = q.length;
   spec.crc = q.crc;
+  spec.id = q.write_id;
   coordinator_->SubmitWrite(spec, &s->reservation, [this, s](const Status& st) {
     s->reservation.Reset();
     st.ok() ? Reply(s) : ReplyError(s, st);
@@ -230,7 +241,7 @@ void Server::HandleSimple(Slot* s) {
         return coordinator_->SubmitDelete(std::string(s->req.ns), std::string(s->req.key),
                                           [this, s](const Status& st) { st.ok() ? Reply(s) : ReplyError(s, st); });
       }
-      st = store_->Delete(std::string(s->req.ns), std::string(s->req.key));
+      st = store_->Delete(std::string(s->req.ns), std::string(s->req.key), s->req.write_id);
       break;
     case wire::Op::kDeleteNs: st = store_->DeleteNamespace(std::string(s->req.ns)); break;
     case wire::Op::kBye: sessions_.erase(s->req.h.session); break;

@@ -81,7 +81,7 @@ struct RecordHeader {
   uint32_t magic;           // 0: kRecordMagic
   uint8_t version;          // 4: kRecordVersion
   uint8_t kind;             // 5: RecordKind
-  uint16_t reserved0;       // 6
+  uint16_t flags;           // 6: kRecordHasWriteId; other bits zero
   uint64_t segment_epoch;   // 8: epoch of the segment it was written into
   uint64_t tag;             // 16
   uint64_t payload_length;  // 24
@@ -95,12 +95,21 @@ struct RecordHeader {
 static_assert(sizeof(RecordHeader) == kRecordHeaderSize, "record header size");
 static_assert(offsetof(RecordHeader, commit) % 8 == 0, "commit word must be 8-aligned");
 
+// Record flags. With kRecordHasWriteId the key area holds the key, then the 16-byte
+// write id (u64 writer, u64 seq) of the mutation that wrote the record.
+constexpr uint16_t kRecordHasWriteId = 1;
+constexpr uint16_t kKnownRecordFlags = kRecordHasWriteId;
+constexpr uint64_t kWriteIdSize = 16;
+
 inline uint32_t RecordHeaderCrc(const RecordHeader& h) { return Crc32c(&h, 40); }
-inline uint64_t PayloadOffsetInRecord(uint64_t key_length) {
-  return kRecordHeaderSize + AlignUp(key_length);
+inline uint64_t KeyAreaSize(uint64_t key_length, uint16_t flags) {
+  return AlignUp(key_length + ((flags & kRecordHasWriteId) ? kWriteIdSize : 0));
 }
-inline uint64_t RecordSize(uint64_t key_length, uint64_t payload_length) {
-  return PayloadOffsetInRecord(key_length) + AlignUp(payload_length);
+inline uint64_t PayloadOffsetInRecord(uint64_t key_length, uint16_t flags = 0) {
+  return kRecordHeaderSize + KeyAreaSize(key_length, flags);
+}
+inline uint64_t RecordSize(uint64_t key_length, uint64_t payload_length, uint16_t flags = 0) {
+  return PayloadOffsetInRecord(key_length, flags) + AlignUp(payload_length);
 }
 
 // Raw allocation header: the first kRawHeaderSize bytes of a raw object.

@@ -22,6 +22,7 @@
 #include "server/store/medium.h"
 #include "server/store/reservation_impl.h"
 #include "server/store/store.h"
+#include "server/store/write_id_table.h"
 
 namespace rpmp {
 namespace log_store_internal {
@@ -61,6 +62,7 @@ struct RecordRef {
   uint64_t tag = 0;
   uint32_t crc = 0;
   uint64_t seq = 0;
+  WriteId id;
 };
 
 struct KeyEntry {
@@ -78,6 +80,7 @@ struct Namespace {
   std::map<std::string, KeyEntry> keys;
   uint64_t records = 0;
   uint64_t live_bytes = 0;
+  WriteIdTable write_ids;
 };
 using NamespacePtr = std::shared_ptr<Namespace>;
 
@@ -91,6 +94,7 @@ struct LogReservation : Reservation::Impl {
   uint64_t tag = 0;
   uint64_t length = 0;
   uint32_t crc = 0;
+  WriteId id;
 };
 
 // Where a new record goes.
@@ -114,7 +118,9 @@ class LogStore : public Store {
   Status Commit(Reservation* r) override;
   void Abort(Reservation* r) override;
   StatusOr<ObjectView> Get(const std::string& ns, const std::string& key) override;
-  Status Delete(const std::string& ns, const std::string& key) override;
+  using Store::Delete;
+  Status Delete(const std::string& ns, const std::string& key, const WriteId& id) override;
+  WriteOutcome FindWrite(const std::string& ns, const WriteId& id) override;
   StatusOr<ListPage> List(const std::string& ns, const std::string& start_after,
                           size_t max) override;
   Status DeleteNamespace(const std::string& ns) override;
@@ -145,6 +151,10 @@ class LogStore : public Store {
   NamespacePtr FindOrCreateNamespace(const std::string& name);
   store_format::RecordHeader* HeaderAt(const PoolState& pool, uint64_t offset) const;
   uint64_t WriteRecordHeader(const Placement& place, uint8_t kind, const WriteSpec& spec);
+  // Checks spec.id against the namespace's table: OK to go on, a duplicate (then
+  // *duplicate is set), or the error Reserve/Delete answers.
+  Status CheckWriteId(Namespace* ns, const WriteId& id, WriteIdKind kind,
+                      const std::string& key, bool* duplicate);
   void StoreCommitWord(const RecordRef& rec, uint64_t word);
   void MarkDead(Namespace* ns, const RecordRef& rec);
   void MarkKeyDead(Namespace* ns, KeyEntry* entry);

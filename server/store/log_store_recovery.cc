@@ -27,7 +27,7 @@ fmt::Root* RootOf(const Medium& medium) {
 }
 }  // namespace
 
-// A committed, live record found by the scan.
+// A committed record found by the scan (live, or dead but carrying a write id).
 struct LogStore::Scanned {
   SegmentPtr segment;
   std::string ns;
@@ -38,6 +38,9 @@ struct LogStore::Scanned {
   uint64_t length = 0;
   uint32_t crc = 0;
   uint64_t seq = 0;
+  uint16_t flags = 0;
+  bool dead = false;
+  WriteId id;
 };
 
 LogStore::~LogStore() = default;
@@ -243,18 +246,28 @@ void LogStore::ScanSegment(const SegmentPtr& seg, const std::string& ns,
     const auto* h = reinterpret_cast<const fmt::RecordHeader*>(seg->start() + pos);
     if (h->magic != fmt::kRecordMagic || h->version != fmt::kRecordVersion ||
         h->kind < fmt::kKindPut || h->kind > fmt::kKindTombstone ||
+        (h->flags & ~fmt::kKnownRecordFlags) != 0 ||
         h->segment_epoch != seg->epoch || fmt::RecordHeaderCrc(*h) != h->header_crc ||
         h->key_length == 0 || h->key_length > kMaxKeyLength ||
         h->payload_length > seg->size) {
       break;
     }
-    uint64_t size = fmt::RecordSize(h->key_length, h->payload_length);
+    uint64_t size = fmt::RecordSize(h->key_length, h->payload_length, h->flags);
     if (size > seg->size - pos) break;
     uint64_t commit = __atomic_load_n(&h->commit, __ATOMIC_ACQUIRE);
     uint64_t seq = commit & ~fmt::kDeadBit;
     if (seq > global_seq_) global_seq_ = seq;
-    if (commit != 0 && (commit & fmt::kDeadBit) == 0) {
+    bool has_id = (h->flags & fmt::kRecordHasWriteId) != 0;
+    bool dead = (commit & fmt::kDeadBit) != 0;
+    if (commit != 0 && (!dead || has_id)) {
       Scanned s;
+      s.flags = h->flags;
+      s.dead = dead;
+      if (has_id) {
+        uint64_t id[2];
+        std::memcpy(id, seg->start() + pos + fmt::kRecordHeaderSize + h->key_length, sizeof(id));
+        s.id = WriteId{id[0], id[1]};
+      }
       s.segment = seg;
       s.ns = ns;
       s.key.assign(seg->start() + pos + fmt::kRecordHeaderSize, h->key_length);
@@ -279,11 +292,24 @@ void LogStore::Replay(std::vector<Scanned>* scanned) {
     RecordRef rec;
     rec.segment = s.segment;
     rec.header_offset = s.header_offset;
-    rec.payload_offset = s.header_offset + fmt::PayloadOffsetInRecord(s.key.size());
+    rec.payload_offset = s.header_offset + fmt::PayloadOffsetInRecord(s.key.size(), s.flags);
     rec.length = s.length;
     rec.tag = s.tag;
     rec.crc = s.crc;
     rec.seq = s.seq;
+    rec.id = s.id;
+    if (s.id.valid()) {
+      WriteOutcome o;
+      o.kind = s.kind == fmt::kKindPut      ? WriteIdKind::kPut
+               : s.kind == fmt::kKindAppend ? WriteIdKind::kAppend
+                                            : WriteIdKind::kDelete;
+      o.key = s.key;
+      o.commit_seq = s.seq;
+      o.pool = s.segment->pool->index;
+      o.offset = rec.payload_offset;
+      ns->write_ids.Committed(s.id, o);
+    }
+    if (s.dead) continue;  // kept only for its write id
     if (s.kind == fmt::kKindTombstone) {
       auto it = ns->keys.find(s.key);
       if (it != ns->keys.end()) {
