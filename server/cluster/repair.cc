@@ -52,9 +52,17 @@ Status Replicator::RepairMember(const std::string& ns, NsState* s, int index, Re
         from = 0;
         rewritten++;
       }
+      // Records carry their write ids, except in a rewritten key: the member may
+      // already know those ids (from the diverged copy) and would skip them.
+      // A record with an id is sent with the kind it was written with (the member's
+      // id table checks it); an append to an absent key creates it.
       for (size_t i = from; i < view->records.size(); i++) {
         const RecordInfo& r = view->records[i];
-        RPMP_RETURN_IF_ERROR(link->Write(i == 0, ns, k.key, r.tag, r.data, r.length, r.crc));
+        WriteId id = from == common ? r.write_id : WriteId{};
+        WriteOutcome first = id.valid() ? store_->FindWrite(ns, id) : WriteOutcome{};
+        bool put = first.state != WriteState::kUnknown ? first.kind == WriteIdKind::kPut : i == 0;
+        if (i == 0 && from == 0 && common < have.size()) put = true;  // must replace the diverged copy
+        RPMP_RETURN_IF_ERROR(link->Write(put, ns, k.key, r.tag, r.data, r.length, r.crc, id, FenceOf(s)));
         records++;
         bytes += r.length;
       }
@@ -65,13 +73,13 @@ Status Replicator::RepairMember(const std::string& ns, NsState* s, int index, Re
   }
   for (const std::string& k : extra) {  // keys we deleted (or never acknowledged)
     RPMP_RETURN_IF_ERROR(leave_in_sync());
-    RPMP_RETURN_IF_ERROR(link->Delete(ns, k));
+    RPMP_RETURN_IF_ERROR(link->Delete(ns, k, {}, FenceOf(s)));
     rewritten++;
   }
   // A deletion that raced with the copy would leave the copy behind: check.
   StatusOr<v1::Namespace> still = proxy_->GetPlacement(ns);
   if (still.status().IsNotFound()) {
-    link->DeleteNamespace(ns);
+    link->DeleteNamespace(ns, FenceOf(s));
     store_->DeleteNamespace(ns);
     return Status::NotFound("namespace '" + ns + "' was deleted during repair");
   }
@@ -96,6 +104,7 @@ Status Replicator::SetMemberInSync(const std::string& ns, NsState* s, uint64_t n
   }
   s->placement = std::move(next).value();
   s->have = true;
+  NoteEpoch(s->placement);
   return Status::Ok();
 }
 
@@ -137,6 +146,7 @@ void Replicator::ScanOnce() {
     return;
   }
   for (const v1::Namespace& ns : all->namespaces()) {
+    NoteEpoch(ns);
     int p = PrimaryIndex(ns);
     if (p < 0 || ns.placement(p).node_id() != self_) continue;
     // Members out of the in-sync set (substitutes, returning members): queue their

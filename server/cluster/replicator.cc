@@ -77,8 +77,12 @@ void Replicator::SubmitWrite(const WriteSpec& spec, Reservation* reservation, Do
   Enqueue(spec.ns, [this, spec, reservation, done] { RunWrite(spec, reservation, done); });
 }
 
-void Replicator::SubmitDelete(const std::string& ns, const std::string& key, DoneFn done) {
-  Enqueue(ns, [this, ns, key, done] { RunDelete(ns, key, done); });
+void Replicator::SubmitDelete(const std::string& ns, const std::string& key, const WriteId& id, DoneFn done) {
+  Enqueue(ns, [this, ns, key, id, done] { RunDelete(ns, key, id, done); });
+}
+
+void Replicator::SubmitDuplicate(const WriteSpec& spec, DoneFn done) {
+  Enqueue(spec.ns, [this, spec, done] { RunDuplicate(spec, done); });
 }
 
 void Replicator::ScanSoon() {
@@ -120,6 +124,32 @@ Status Replicator::Refresh(const std::string& ns, NsState* s, bool force) {
   }
   s->placement = std::move(p).value();
   s->have = true;
+  NoteEpoch(s->placement);
+  return Status::Ok();
+}
+
+void Replicator::NoteEpoch(const v1::Namespace& ns) {
+  int p = PrimaryIndex(ns);
+  std::lock_guard<std::mutex> lock(mu_);
+  Fence& f = fences_[ns.name()];
+  if (ns.epoch() < f.epoch) return;
+  if (ns.epoch() > f.epoch || f.primary == 0) f = {ns.epoch(), p >= 0 ? ns.placement(p).node_id() : 0};
+}
+
+Status Replicator::CheckReplicaFrame(const std::string& ns, bool has_fence, uint64_t epoch, uint64_t primary) {
+  if (!has_fence) return Status::Ok();  // a primary of an older release
+  std::lock_guard<std::mutex> lock(mu_);
+  Fence& f = fences_[ns];
+  if (epoch < f.epoch)
+    return Status(StatusCode::kFailedPrecondition, "replica frame for namespace '" + ns + "' at epoch " +
+                                                       std::to_string(epoch) + " refused: epoch " +
+                                                       std::to_string(f.epoch) + " is newer");
+  if (epoch == f.epoch && f.primary != 0 && primary != f.primary)
+    return Status(StatusCode::kFailedPrecondition, "replica frame for namespace '" + ns + "' from node " +
+                                                       std::to_string(primary) + " refused: the primary of epoch " +
+                                                       std::to_string(epoch) + " is " + std::to_string(f.primary));
+  if (primary == self_) return Status(StatusCode::kFailedPrecondition, "replica frame from this node itself");
+  if (epoch > f.epoch) f = {epoch, primary};
   return Status::Ok();
 }
 
@@ -236,20 +266,46 @@ void Replicator::RunWrite(const WriteSpec& spec, Reservation* r, const DoneFn& d
   if (!st.ok()) return done(st);
   st = Replicate(spec.ns, s.get(), [&](ReplicaLink* link) {
     return link->Write(spec.kind == WriteKind::kPut, spec.ns, spec.key, spec.tag, data.data(), spec.length,
-                       spec.crc);
+                       spec.crc, spec.id, FenceOf(s.get()));
   });
   done(st);
 }
 
-void Replicator::RunDelete(const std::string& ns, const std::string& key, const DoneFn& done) {
+void Replicator::RunDelete(const std::string& ns, const std::string& key, const WriteId& id, const DoneFn& done) {
   std::shared_ptr<NsState> s = StateOf(ns);
   Status st = LeaseValid() ? CheckPrimary(ns, s.get())
                            : Status::Unavailable("this node holds no primary lease (no recent heartbeat reply)");
   if (!st.ok()) return done(st);
-  Status local = store_->Delete(ns, key);
+  Status local = store_->Delete(ns, key, id);
   if (!local.ok() && !local.IsNotFound()) return done(local);
-  st = Replicate(ns, s.get(), [&](ReplicaLink* link) { return link->Delete(ns, key); });
+  st = Replicate(ns, s.get(), [&](ReplicaLink* link) { return link->Delete(ns, key, id, FenceOf(s.get())); });
   done(st.ok() ? local : st);
+}
+
+// A retry of a write this primary already committed (maybe never replicated: the
+// first attempt timed out). Members not in sync are repaired by Replicate, which
+// brings them this record in order; in-sync members get it again and deduplicate it.
+void Replicator::RunDuplicate(const WriteSpec& spec, const DoneFn& done) {
+  std::shared_ptr<NsState> s = StateOf(spec.ns);
+  Status st = LeaseValid() ? CheckPrimary(spec.ns, s.get())
+                           : Status::Unavailable("this node holds no primary lease (no recent heartbeat reply)");
+  if (!st.ok()) return done(st);
+  std::string data;
+  bool found = false;
+  StatusOr<ObjectView> view = store_->Get(spec.ns, spec.key);
+  if (view.ok()) {
+    for (const RecordInfo& r : view->records) {
+      if (r.write_id != spec.id) continue;
+      data.assign(r.data, r.length);
+      found = true;
+    }
+  }
+  st = Replicate(spec.ns, s.get(), [&](ReplicaLink* link) {
+    if (!found) return Status::Ok();  // superseded by a later put: nothing to resend
+    return link->Write(spec.kind == WriteKind::kPut, spec.ns, spec.key, spec.tag, data.data(), data.size(),
+                       spec.crc, spec.id, FenceOf(s.get()));
+  });
+  done(st);
 }
 
 }  // namespace rpmp

@@ -51,7 +51,9 @@ class Replicator : public WriteCoordinator {
   void Stop();
 
   void SubmitWrite(const WriteSpec& spec, Reservation* reservation, DoneFn done) override;
-  void SubmitDelete(const std::string& ns, const std::string& key, DoneFn done) override;
+  void SubmitDelete(const std::string& ns, const std::string& key, const WriteId& id, DoneFn done) override;
+  void SubmitDuplicate(const WriteSpec& spec, DoneFn done) override;
+  Status CheckReplicaFrame(const std::string& ns, bool has_fence, uint64_t epoch, uint64_t primary) override;
   // Placements may have changed (epoch moved): refetch and repair substitutes.
   void ScanSoon();
   // The namespace was deleted: drop what is cached about it.
@@ -98,10 +100,15 @@ class Replicator : public WriteCoordinator {
   // Asks the proxy to add/remove `node` to/from ns's in-sync set; updates s->placement.
   Status SetMemberInSync(const std::string& ns, NsState* s, uint64_t node, bool in_sync);
   bool LeaseValid() const { return !lease_valid_ || lease_valid_(); }
+  // Our fence for frames of ns (the epoch of the placement we act on).
+  ReplicaFence FenceOf(const NsState* s) const { return {s->placement.epoch(), self_}; }
+  // Remembers the newest (epoch, primary) seen for ns, for CheckReplicaFrame.
+  void NoteEpoch(const v1::Namespace& ns);
   void RepairJob(const std::string& ns);
 
   void RunWrite(const WriteSpec& spec, Reservation* r, const DoneFn& done);
-  void RunDelete(const std::string& ns, const std::string& key, const DoneFn& done);
+  void RunDelete(const std::string& ns, const std::string& key, const WriteId& id, const DoneFn& done);
+  void RunDuplicate(const WriteSpec& spec, const DoneFn& done);
 
   Store* store_;
   ProxyClient* proxy_;
@@ -115,6 +122,10 @@ class Replicator : public WriteCoordinator {
   std::map<std::string, std::shared_ptr<NsState>> ns_;
   std::map<uint64_t, std::shared_ptr<ReplicaLink>> links_;
   std::map<uint64_t, std::string> link_endpoints_;
+  struct Fence {
+    uint64_t epoch = 0, primary = 0;  // primary 0 = unknown / none usable
+  };
+  std::map<std::string, Fence> fences_;  // newest epoch seen per namespace
   bool scan_wanted_ = true;
   std::condition_variable scan_cv_;
   std::thread scanner_;

@@ -152,6 +152,26 @@ class GapMeter {
   std::thread thread_;
 };
 
+// The campaign's phase, printed by the watchdog when the campaign hangs.
+std::atomic<const char*> g_phase{"setup"};
+
+void Phase(const char* p) {
+  g_phase = p;
+  std::printf("phase: %s\n", p);
+  std::fflush(stdout);
+}
+
+// Ends a hung campaign with a message (children die with it: PR_SET_PDEATHSIG).
+void StartWatchdog(std::chrono::seconds budget) {
+  std::thread([budget] {
+    std::this_thread::sleep_for(budget);
+    std::printf("HUNG: campaign exceeded %llds in phase '%s'\nRESULT hung FAIL\n",
+                static_cast<long long>(budget.count()), g_phase.load());
+    std::fflush(stdout);
+    std::_Exit(1);
+  }).detach();
+}
+
 bool AllServersRunning(ClusterHarness& h) {
   for (auto& s : h.servers())
     if (!s->Running()) return false;
@@ -275,6 +295,7 @@ int RunCampaign(const Config& cfg) {
               static_cast<unsigned long long>(cfg.seed), cfg.faults, cfg.servers, cfg.threads, cfg.namespaces,
               cfg.gap_ms);
   std::fflush(stdout);
+  StartWatchdog(std::chrono::seconds(300 + 30 * cfg.faults));
   ClusterHarness h;
   h.set_server_pool_size("768m");
   if (!h.Start(2, cfg.servers)) {
@@ -294,6 +315,7 @@ int RunCampaign(const Config& cfg) {
   }
   Workload w(cfg, &h);
   if (!w.Start()) return 2;
+  Phase("faults");
   std::mt19937_64 rng(cfg.seed);
   std::map<std::string, double> worst_gap;
   std::map<std::string, int> per_kind;
@@ -321,7 +343,9 @@ int RunCampaign(const Config& cfg) {
       recovered = ok;
     }
   }
+  Phase("stopping the workload");
   w.Stop();
+  Phase("waiting for R identical in-sync copies");
   StoredState state;
   std::string why;
   bool converged = recovered && Eventually([&] { return Converged(h, cfg, &state, &why); }, 90s);
@@ -329,6 +353,7 @@ int RunCampaign(const Config& cfg) {
     std::printf("NOT CONVERGED: %s\n", why.c_str());
     Converged(h, cfg, &state, &why);  // check what is there anyway
   }
+  Phase("checking the ledger");
   Counts c;
   std::vector<std::string> problems;
   Check(cfg.seed, w.logs(), state, &c, &problems);

@@ -48,7 +48,8 @@ StatusOr<std::unique_ptr<ReplicaLink>> ReplicaLink::Open(const std::string& endp
 uint64_t ReplicaLink::node_id() const { return conn_->node_id(); }
 
 Status ReplicaLink::Write(bool put, const std::string& ns, const std::string& key, uint64_t tag,
-                          const char* data, uint64_t len, uint32_t crc) {
+                          const char* data, uint64_t len, uint32_t crc, const WriteId& id,
+                          const ReplicaFence& fence) {
   wire::Request req;
   req.h.op = put ? wire::Op::kPut : wire::Op::kAppend;
   req.ns = ns;
@@ -68,23 +69,39 @@ Status ReplicaLink::Write(bool put, const std::string& ns, const std::string& ke
     req.h.flags = wire::kFlagRma | wire::kFlagReplica;
     req.rma = {mr.RmaAddr(staged->data()), mr.key(), len};
   }
+  if (id.valid()) {
+    req.h.flags |= wire::kFlagWriteId;
+    req.write_id = id;
+  }
+  req.h.flags |= wire::kFlagFence;
+  req.fence_epoch = fence.epoch;
+  req.fence_primary = fence.primary;
   return CallSync(conn_.get(), req, staged).Annotate("replica " + endpoint_);
 }
 
-Status ReplicaLink::Delete(const std::string& ns, const std::string& key) {
+Status ReplicaLink::Delete(const std::string& ns, const std::string& key, const WriteId& id,
+                           const ReplicaFence& fence) {
   wire::Request req;
   req.h.op = wire::Op::kDel;
-  req.h.flags = wire::kFlagReplica;
+  req.h.flags = wire::kFlagReplica | wire::kFlagFence;
+  req.fence_epoch = fence.epoch;
+  req.fence_primary = fence.primary;
+  if (id.valid()) {
+    req.h.flags |= wire::kFlagWriteId;
+    req.write_id = id;
+  }
   req.ns = ns;
   req.key = key;
   Status st = CallSync(conn_.get(), req, nullptr);
   return st.code() == StatusCode::kNotFound ? Status::Ok() : st.Annotate("replica " + endpoint_);
 }
 
-Status ReplicaLink::DeleteNamespace(const std::string& ns) {
+Status ReplicaLink::DeleteNamespace(const std::string& ns, const ReplicaFence& fence) {
   wire::Request req;
   req.h.op = wire::Op::kDeleteNs;
-  req.h.flags = wire::kFlagReplica;
+  req.h.flags = wire::kFlagReplica | wire::kFlagFence;
+  req.fence_epoch = fence.epoch;
+  req.fence_primary = fence.primary;
   req.ns = ns;
   Status st = CallSync(conn_.get(), req, nullptr);
   return st.code() == StatusCode::kNotFound ? Status::Ok() : st.Annotate("replica " + endpoint_);

@@ -16,10 +16,17 @@
 #include <vector>
 
 #include "common/status.h"
+#include "common/write_id.h"
 
 namespace rpmp {
 
 class Connection;
+
+// The sending primary's fence, carried by every replica frame (wire::kFlagFence).
+struct ReplicaFence {
+  uint64_t epoch = 0;    // namespace epoch the primary acts in
+  uint64_t primary = 0;  // its node id
+};
 
 // What repair compares: a record's identity on a member (tag, length, CRC-32C).
 struct ReplicaRecord {
@@ -44,12 +51,14 @@ class ReplicaLink {
 
   // Stores one record: put (replaces the key) or append. Payload copied once into
   // registered memory when it is larger than the inline limit.
+  // `id` (may be invalid) is the client's write id: the member stores it with the
+  // record and answers a repeat with the first outcome.
   Status Write(bool put, const std::string& ns, const std::string& key, uint64_t tag,
-               const char* data, uint64_t len, uint32_t crc);
+               const char* data, uint64_t len, uint32_t crc, const WriteId& id, const ReplicaFence& fence);
   // Removes a key; absent keys are fine.
-  Status Delete(const std::string& ns, const std::string& key);
+  Status Delete(const std::string& ns, const std::string& key, const WriteId& id, const ReplicaFence& fence);
   // Removes a namespace; absent namespaces are fine.
-  Status DeleteNamespace(const std::string& ns);
+  Status DeleteNamespace(const std::string& ns, const ReplicaFence& fence);
   // Every key of ns on the member (empty when the namespace is absent).
   StatusOr<std::vector<std::string>> ListKeys(const std::string& ns);
   // The records of one key on the member, in order (empty when absent).
