@@ -33,6 +33,11 @@ struct ClientOptions {
   size_t buffer_cache_bytes = 256u << 20; // registered memory kept for reuse
   uint32_t max_inflight = 64;             // requests in flight on this connection
   bool verify_checksums = true;           // check CRC-32C of every record read
+  // How long a blocking call keeps retrying on a fresh session when the server went
+  // away (Unavailable), e.g. across a restart. 0: one retry at once. Only calls that
+  // are safe to repeat retry: reads, and puts/appends/deletes (they carry a write id,
+  // so the server applies each at most once); others only when provably not sent.
+  std::chrono::milliseconds retry_for{0};
 };
 
 // Where raw memory lives: stable across server restarts.
@@ -98,6 +103,7 @@ class Buffer {
   struct Slab;  // internal
   Buffer(std::shared_ptr<Slab> slab, char* data, size_t capacity);
   Slab* slab() const { return slab_.get(); }
+  const std::shared_ptr<Slab>& shared_slab() const { return slab_; }  // internal
 
  private:
   std::shared_ptr<Slab> slab_;
