@@ -14,6 +14,7 @@
 #include <mutex>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "proto/proxy_client.h"
 #include "server/cluster/replicator.h"
@@ -38,6 +39,8 @@ class ClusterAgent {
  private:
   void Loop();
   Status Beat();
+  // Deletes ns as the leader asked; true when done and to be acknowledged.
+  bool ApplyDeletion(const std::string& ns);
 
   Store* store_;
   ProxyClient* proxy_;
@@ -47,6 +50,7 @@ class ClusterAgent {
   std::atomic<uint64_t> epoch_{0};
   std::atomic<int64_t> lease_until_ns_{0};  // steady clock
   bool registered_ = false;
+  std::vector<std::string> acks_;  // deletions applied, acknowledged in the next beat
   std::mutex mu_;
   std::condition_variable cv_;
   bool stop_ = false;

@@ -153,9 +153,12 @@ type HeartbeatRequest struct {
 	Pools     uint32        `protobuf:"varint,6,opt,name=pools,proto3" json:"pools,omitempty"`
 	StateHint NodeStateHint `protobuf:"varint,7,opt,name=state_hint,json=stateHint,proto3,enum=rpmp.v1.NodeStateHint" json:"state_hint,omitempty"`
 	// Highest node-map epoch the server has seen (0 if none).
-	KnownEpoch    uint64 `protobuf:"varint,8,opt,name=known_epoch,json=knownEpoch,proto3" json:"known_epoch,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	KnownEpoch uint64 `protobuf:"varint,8,opt,name=known_epoch,json=knownEpoch,proto3" json:"known_epoch,omitempty"`
+	// Acknowledgements: namespaces of earlier replies' delete_namespaces that
+	// this server has applied. The leader resends a deletion until acknowledged.
+	DeletedNamespaces []string `protobuf:"bytes,9,rep,name=deleted_namespaces,json=deletedNamespaces,proto3" json:"deleted_namespaces,omitempty"`
+	unknownFields     protoimpl.UnknownFields
+	sizeCache         protoimpl.SizeCache
 }
 
 func (x *HeartbeatRequest) Reset() {
@@ -244,6 +247,13 @@ func (x *HeartbeatRequest) GetKnownEpoch() uint64 {
 	return 0
 }
 
+func (x *HeartbeatRequest) GetDeletedNamespaces() []string {
+	if x != nil {
+		return x.DeletedNamespaces
+	}
+	return nil
+}
+
 type HeartbeatReply struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// Current node-map epoch; if > known_epoch the server should refetch the
@@ -254,8 +264,11 @@ type HeartbeatReply struct {
 	// How often the server should heartbeat.
 	HeartbeatIntervalMs uint32 `protobuf:"varint,3,opt,name=heartbeat_interval_ms,json=heartbeatIntervalMs,proto3" json:"heartbeat_interval_ms,omitempty"`
 	// Namespaces this server must delete locally (namespace deletion or TTL
-	// expiry). Repeated in every reply until the server has heartbeated once
-	// after the deletion; deleting an absent namespace must be a no-op.
+	// expiry). Repeated in every reply until the server acknowledges it
+	// (HeartbeatRequest.deleted_namespaces); deleting an absent namespace must
+	// be a no-op. Not sent for a name recreated with this node in its new
+	// placement: that copy is the new namespace's, rewritten by its primary's
+	// repair before the node is in sync.
 	DeleteNamespaces []string `protobuf:"bytes,4,rep,name=delete_namespaces,json=deleteNamespaces,proto3" json:"delete_namespaces,omitempty"`
 	// The state the leader now holds for this node.
 	State NodeState `protobuf:"varint,5,opt,name=state,proto3,enum=rpmp.v1.NodeState" json:"state,omitempty"`
@@ -1380,7 +1393,7 @@ var File_rpmp_proto protoreflect.FileDescriptor
 const file_rpmp_proto_rawDesc = "" +
 	"\n" +
 	"\n" +
-	"rpmp.proto\x12\arpmp.v1\"\xf9\x01\n" +
+	"rpmp.proto\x12\arpmp.v1\"\xa8\x02\n" +
 	"\x10HeartbeatRequest\x12\x17\n" +
 	"\anode_id\x18\x01 \x01(\x04R\x06nodeId\x12\x1a\n" +
 	"\bendpoint\x18\x02 \x01(\tR\bendpoint\x12\x1a\n" +
@@ -1391,7 +1404,8 @@ const file_rpmp_proto_rawDesc = "" +
 	"\n" +
 	"state_hint\x18\a \x01(\x0e2\x16.rpmp.v1.NodeStateHintR\tstateHint\x12\x1f\n" +
 	"\vknown_epoch\x18\b \x01(\x04R\n" +
-	"knownEpoch\"\xe4\x01\n" +
+	"knownEpoch\x12-\n" +
+	"\x12deleted_namespaces\x18\t \x03(\tR\x11deletedNamespaces\"\xe4\x01\n" +
 	"\x0eHeartbeatReply\x12\x14\n" +
 	"\x05epoch\x18\x01 \x01(\x04R\x05epoch\x12\x16\n" +
 	"\x06leader\x18\x02 \x01(\tR\x06leader\x122\n" +

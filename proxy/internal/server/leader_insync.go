@@ -64,4 +64,3 @@ func (l *Leader) SetInSync(req *pb.SetInSyncRequest) (*pb.Namespace, error) {
 	l.cfg.Logf("namespace %q: in sync %v (primary %d), epoch %d", next.Name, next.InSync, primary, epoch)
 	return nsToPB(next, l.nodes.Get), nil
 }
-
