@@ -251,6 +251,14 @@ func TestNodeDeathSubstitutionDrainAndDelete(t *testing.T) {
 	if _, _, err := createOn(lc, "spark/app-10/x", 1, 0, 0); err != nil {
 		t.Fatal(err)
 	}
+	// One live holder never acknowledges: the leader keeps resending to it.
+	var silent *fakeNode
+	for _, id := range sub.Placement {
+		if n := nodes[id.NodeId]; id.NodeId != victim && silent == nil {
+			silent = n
+			n.SetNoAck(true)
+		}
+	}
 	del, err := lc.DeleteNamespace(ctx, &pb.DeleteNamespaceRequest{Name: "spark/app-1", Recursive: true})
 	if err != nil || !slices.Equal(del.Deleted, []string{"spark/app-1/broadcast", "spark/app-1/shuffle"}) {
 		t.Fatalf("recursive delete: %v %v", del, err)
@@ -265,6 +273,15 @@ func TestNodeDeathSubstitutionDrainAndDelete(t *testing.T) {
 			}
 		}
 		return true
+	})
+	eventually(t, 3*time.Second, "an unacknowledged deletion is resent", func() bool {
+		k := 0
+		for _, name := range silent.Deleted() {
+			if name == "spark/app-1/shuffle" {
+				k++
+			}
+		}
+		return k >= 3
 	})
 }
 
