@@ -297,7 +297,7 @@ int RunCampaign(const Config& cfg) {
   std::fflush(stdout);
   StartWatchdog(std::chrono::seconds(300 + 30 * cfg.faults));
   ClusterHarness h;
-  h.set_server_pool_size("768m");
+  h.set_server_pool_size("512m");
   if (!h.Start(2, cfg.servers)) {
     std::printf("setup failed\n%s\n", h.Describe().c_str());
     return 2;
