@@ -47,7 +47,7 @@ struct Config {
   uint64_t seed = 1;
   int faults = 20, servers = 3, threads = 4, namespaces = 3, gap_ms = 1500;
   std::vector<std::string> kinds = {"kill", "pause", "proxy", "etcd", "overlap"};
-  uint64_t append_budget = 96ull << 20;  // payload bytes; then threads only put
+  uint64_t append_budget = 48ull << 20;  // payload bytes; then threads only put
 };
 
 double Secs(Clock::duration d) { return std::chrono::duration<double>(d).count(); }
@@ -297,7 +297,7 @@ int RunCampaign(const Config& cfg) {
   std::fflush(stdout);
   StartWatchdog(std::chrono::seconds(300 + 30 * cfg.faults));
   ClusterHarness h;
-  h.set_server_pool_size("512m");
+  h.set_server_pool_size("256m");
   if (!h.Start(2, cfg.servers)) {
     std::printf("setup failed\n%s\n", h.Describe().c_str());
     return 2;
