@@ -201,7 +201,7 @@ Status Replicator::Replicate(const std::string& ns, NsState* s,
   while (true) {
     if (!LeaseValid()) return Status::Unavailable("namespace '" + ns + "': this node's primary lease expired");
     for (int i = 0; i < s->placement.placement_size(); i++) {
-      const v1::Replica& m = s->placement.placement(i);
+      const v1::Replica m = s->placement.placement(i);  // a copy: repair may replace s->placement
       if (m.state() == v1::NODE_STATE_DEAD || holders.count(m.node_id())) continue;
       StatusOr<std::shared_ptr<ReplicaLink>> link = LinkFor(m);
       Status st = link.status();
