@@ -57,7 +57,8 @@ std::string NsName(uint32_t i) { return "chaos/ns" + std::to_string(i); }
 // Workload: one client per thread; each op is in the ledger before it is sent.
 class Workload {
  public:
-  Workload(const Config& cfg, ClusterHarness* h) : cfg_(cfg), h_(h), logs_(cfg.threads) {}
+  Workload(const Config& cfg, ClusterHarness* h)
+      : cfg_(cfg), h_(h), logs_(cfg.threads), last_ack_ns_(static_cast<size_t>(cfg.namespaces)) {}
 
   bool Start() {
     for (int t = 0; t < cfg_.threads; t++) {
@@ -65,7 +66,7 @@ class Workload {
       if (!c) return false;
       clients_.push_back(std::move(c));
     }
-    last_ack_ns_ = Clock::now().time_since_epoch().count();
+    for (auto& a : last_ack_ns_) a = Clock::now().time_since_epoch().count();
     for (int t = 0; t < cfg_.threads; t++) threads_.emplace_back([this, t] { Run(static_cast<uint32_t>(t)); });
     return true;
   }
@@ -74,9 +75,12 @@ class Workload {
     for (auto& t : threads_) t.join();
     threads_.clear();
   }
-  // Time since the last acknowledged write.
+  // The longest time since the last acknowledged write of any one namespace (a
+  // namespace whose primary is gone stalls while the others go on).
   Clock::duration SinceLastAck() const {
-    return Clock::now() - Clock::time_point(Clock::duration(last_ack_ns_.load()));
+    int64_t oldest = INT64_MAX;
+    for (const auto& a : last_ack_ns_) oldest = std::min<int64_t>(oldest, a.load());
+    return Clock::now() - Clock::time_point(Clock::duration(oldest));
   }
   uint64_t acked() const { return acked_.load(); }
   const std::vector<std::vector<Op>>& logs() const { return logs_; }
@@ -102,7 +106,7 @@ class Workload {
       if (st.ok()) {
         acked_++;
         if (append) appended_ += len;
-        last_ack_ns_ = Clock::now().time_since_epoch().count();
+        last_ack_ns_[op.ns] = Clock::now().time_since_epoch().count();
       }
     }
   }
@@ -114,7 +118,7 @@ class Workload {
   std::vector<std::thread> threads_;
   std::atomic<bool> stop_{false};
   std::atomic<uint64_t> acked_{0}, appended_{0};
-  std::atomic<int64_t> last_ack_ns_{0};
+  std::vector<std::atomic<int64_t>> last_ack_ns_;  // per namespace
 };
 
 // Samples the workload's write gap while a fault is in progress.
