@@ -96,6 +96,14 @@ int ServerProcess::Kill(int sig) {
   return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
 }
 
+bool ServerProcess::DiedOnItsOwn() {
+  if (pid_ <= 0) return false;
+  int status = 0;
+  if (waitpid(pid_, &status, WNOHANG) != pid_) return false;
+  pid_ = -1;
+  return true;
+}
+
 bool ServerProcess::Signal(int sig) { return pid_ > 0 && kill(pid_, sig) == 0; }
 
 std::string ServerProcess::Log() const { return ReadFile(log_path_); }

@@ -182,6 +182,15 @@ bool AllServersRunning(ClusterHarness& h) {
   return true;
 }
 
+// A server that died without being killed by the campaign (the OOM killer on a shared
+// machine) makes the run say nothing about the cluster: reported as an environment
+// failure (exit 2), not a verdict.
+bool SomeServerDiedOnItsOwn(ClusterHarness& h) {
+  for (auto& s : h.servers())
+    if (s->DiedOnItsOwn()) return true;
+  return false;
+}
+
 // Injects one fault of `kind`; returns false when the cluster could not be restored.
 bool InjectFault(const std::string& kind, ClusterHarness& h, std::mt19937_64& rng, std::string* what) {
   auto& servers = h.servers();
@@ -341,6 +350,12 @@ int RunCampaign(const Config& cfg) {
       double gap = Secs(meter.End());
       worst_gap[kind] = std::max(worst_gap[kind], gap);
       per_kind[kind]++;
+      if (!ok && SomeServerDiedOnItsOwn(h)) {
+        std::printf("ENVIRONMENT: a server died without being killed (OOM killer?); no verdict\nRESULT seed=%llu "
+                    "environment-failure\n", static_cast<unsigned long long>(cfg.seed));
+        std::fflush(stdout);
+        std::_Exit(2);
+      }
       std::printf("fault %d at %.1fs: %s -> %s, longest write gap %.2fs, acked so far %llu\n", f, Secs(at - t0),
                   what.c_str(), ok ? "recovered" : "NOT RECOVERED", gap, static_cast<unsigned long long>(w.acked()));
       std::fflush(stdout);

@@ -18,13 +18,18 @@ echo "long campaign: $seeds seeds x $faults faults from seed $first, logs in $lo
 total=0 failed=0
 for ((i = 0; i < seeds; i++)); do
   seed=$((first + i))
-  "$build/tests/chaos_campaign" --seed "$seed" --faults "$faults" "$@" > "$logs/seed-$seed.log" 2>&1
+  "$build/tests/chaos_campaign" --seed "$seed" --faults "$faults" "$@" > "$logs/seed-$seed.log" 2>&1 &
+  pid=$!
+  wait $pid
   rc=$?
+  rm -rf /dev/shm/rpmp-test-$pid-*  # pools and etcd data of a campaign that was killed
   line=$(grep '^RESULT' "$logs/seed-$seed.log" || echo "RESULT seed=$seed rc=$rc (no result line)")
   echo "$line"
   n=$(sed -n 's/.* faults=\([0-9]*\).*/\1/p' <<<"$line")
   total=$((total + ${n:-0}))
-  if [[ $rc -ne 0 ]]; then
+  if [[ $rc -eq 2 ]]; then
+    echo "seed $seed: setup or environment failure (not a verdict; see $logs/seed-$seed.log)"
+  elif [[ $rc -ne 0 ]]; then
     failed=$((failed + 1))
     [[ "${NO_RECORD:-0}" == 1 ]] || echo "$seed $faults $*" >> "$here/failed_seeds.txt"
   fi

@@ -12,7 +12,12 @@ while read -r seed faults rest; do
   [[ -z "${seed:-}" || "$seed" == \#* ]] && continue
   n=$((n + 1))
   # shellcheck disable=SC2086
-  if ! "$bin" --seed "$seed" --faults "${faults:-20}" $rest; then
+  "$bin" --seed "$seed" --faults "${faults:-20}" $rest &
+  pid=$!
+  wait $pid
+  r=$?
+  rm -rf /dev/shm/rpmp-test-$pid-*
+  if [[ $r -ne 0 ]]; then
     echo "seed $seed FAILED"
     rc=1
   fi
