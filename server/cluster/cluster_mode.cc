@@ -32,7 +32,7 @@ std::unique_ptr<ClusterMode> ClusterMode::Create(const ServerConfig& config, Sto
   m->agent_ = std::make_unique<ClusterAgent>(store, m->heartbeat_proxy_.get(), m->replicator_.get(),
                                              config.listen, std::chrono::milliseconds(500));
   ClusterAgent* agent = m->agent_.get();
-  m->replicator_->SetLeaseCheck([agent] { return agent->LeaseValid(); });
+  m->replicator_->SetLeaseCheck([agent] { return agent->WaitLease(std::chrono::milliseconds(1000)); });
   return m;
 }
 

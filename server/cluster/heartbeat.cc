@@ -45,7 +45,11 @@ Status ClusterAgent::Beat() {
   // The leader counts silence from when it received this beat, later than `sent`.
   std::chrono::milliseconds lease(reply.lease_ms() > 0 ? reply.lease_ms() : 1000);
   int64_t until = (sent + lease).time_since_epoch().count();
-  if (until > lease_until_ns_.load()) lease_until_ns_.store(until);
+  if (until > lease_until_ns_.load()) {
+    std::lock_guard<std::mutex> lock(mu_);
+    lease_until_ns_.store(until);
+  }
+  cv_.notify_all();
   acks_.clear();  // the leader has them
   for (const std::string& ns : reply.delete_namespaces()) {
     if (ApplyDeletion(ns)) acks_.push_back(ns);
@@ -77,6 +81,12 @@ bool ClusterAgent::ApplyDeletion(const std::string& ns) {
 
 bool ClusterAgent::LeaseValid() const {
   return std::chrono::steady_clock::now().time_since_epoch().count() < lease_until_ns_.load();
+}
+
+bool ClusterAgent::WaitLease(std::chrono::milliseconds max) {
+  if (LeaseValid()) return true;
+  std::unique_lock<std::mutex> lock(mu_);
+  return cv_.wait_for(lock, max, [this] { return stop_ || LeaseValid(); }) && LeaseValid();
 }
 
 void ClusterAgent::Loop() {

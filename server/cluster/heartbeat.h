@@ -35,6 +35,9 @@ class ClusterAgent {
   // Whether the primary lease is valid now: the last answered heartbeat was sent
   // less than the leader's lease_ms ago (docs/cluster.md). Any thread.
   bool LeaseValid() const;
+  // LeaseValid(), or waits up to `max` for a heartbeat reply that renews it (a late
+  // beat on a loaded machine then delays a write instead of failing it).
+  bool WaitLease(std::chrono::milliseconds max);
 
  private:
   void Loop();

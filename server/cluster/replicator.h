@@ -58,8 +58,9 @@ class Replicator : public WriteCoordinator {
   void ScanSoon();
   // The namespace was deleted: drop what is cached about it.
   void Forget(const std::string& ns);
-  // Set before Start: whether this node holds a primary lease right now (from the
-  // heartbeat agent). Without one the node neither starts nor acknowledges writes.
+  // Set before Start: whether this node holds a primary lease (from the heartbeat
+  // agent; may wait briefly for a renewal). Without one the node neither starts nor
+  // acknowledges writes.
   void SetLeaseCheck(std::function<bool()> lease_valid) { lease_valid_ = std::move(lease_valid); }
 
  private:
