@@ -27,8 +27,8 @@ for ((i = 0; i < seeds; i++)); do
   echo "$line"
   n=$(sed -n 's/.* faults=\([0-9]*\).*/\1/p' <<<"$line")
   total=$((total + ${n:-0}))
-  if [[ $rc -eq 2 ]]; then
-    echo "seed $seed: setup or environment failure (not a verdict; see $logs/seed-$seed.log)"
+  if [[ $rc -eq 2 || $rc -ge 128 ]]; then  # setup failure, or killed (OOM killer, by hand)
+    echo "seed $seed: setup or environment failure, rc=$rc (not a verdict; see $logs/seed-$seed.log)"
   elif [[ $rc -ne 0 ]]; then
     failed=$((failed + 1))
     [[ "${NO_RECORD:-0}" == 1 ]] || echo "$seed $faults $*" >> "$here/failed_seeds.txt"
