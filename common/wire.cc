@@ -9,6 +9,7 @@ namespace {
 bool ValidOp(uint8_t op) { return op >= 1 && op <= static_cast<uint8_t>(Op::kBye); }
 
 bool TakesWriteId(Op op) { return op == Op::kPut || op == Op::kAppend || op == Op::kDel; }
+bool TakesFence(Op op) { return TakesWriteId(op) || op == Op::kDeleteNs; }
 
 void PutHeader(ByteWriter& w, const Header& h) {
   w.U32(kMagic);
@@ -112,6 +113,10 @@ size_t EncodeRequest(const Request& r, char* buf, size_t cap) {
     if (!TakesWriteId(r.h.op) || !r.write_id.valid()) return 0;
     w.U64(r.write_id.writer); w.U64(r.write_id.seq);
   }
+  if (r.h.flags & kFlagFence) {
+    if (!TakesFence(r.h.op)) return 0;
+    w.U64(r.fence_epoch); w.U64(r.fence_primary);
+  }
   return Finish(w);
 }
 
@@ -188,6 +193,12 @@ Status DecodeRequest(const char* buf, size_t len, Request* r) {
     if (rd.ok() && !r->write_id.valid()) return Bad("write id with a zero writer or seq");
   } else {
     r->write_id = WriteId();
+  }
+  if (r->h.flags & kFlagFence) {
+    if (!TakesFence(r->h.op)) return Bad("a fence on an op that takes none");
+    r->fence_epoch = rd.U64(); r->fence_primary = rd.U64();
+  } else {
+    r->fence_epoch = r->fence_primary = 0;
   }
   if (!rd.ok()) return Bad("body truncated or a field over its limit");
   if (rd.remaining() != 0) return Bad("trailing bytes after the body");

@@ -104,6 +104,37 @@ TEST_CASE("a write id rides at the end of put, append (inline and RMA) and del")
   CHECK(!d.write_id.valid());
 }
 
+TEST_CASE("a fence (epoch, primary) rides after the write id on replica frames") {
+  Request r = PutInline("fenced");
+  r.h.flags = kFlagInline | kFlagWriteId | kFlagReplica | kFlagFence;
+  r.write_id = {3, 4};
+  r.fence_epoch = 77;
+  r.fence_primary = 0xabcdef;
+  std::string frame = Encode(r);
+  Request d;
+  REQUIRE(DecodeRequest(frame.data(), frame.size(), &d).ok());
+  CHECK(d.write_id == r.write_id);
+  CHECK(d.fence_epoch == 77);
+  CHECK(d.fence_primary == 0xabcdef);
+  CHECK(d.inline_data == "fenced");
+  Request ns;
+  ns.h.op = Op::kDeleteNs;
+  ns.h.flags = kFlagReplica | kFlagFence;
+  ns.ns = "n";
+  ns.fence_epoch = 5;
+  ns.fence_primary = 6;
+  frame = Encode(ns);
+  REQUIRE(DecodeRequest(frame.data(), frame.size(), &d).ok());
+  CHECK(d.fence_epoch == 5);
+  Request get;
+  get.h.op = Op::kGet;
+  get.h.flags = kFlagFence;
+  get.ns = "n";
+  get.key = "k";
+  std::string buf(kMaxFrame, '\0');
+  CHECK(EncodeRequest(get, buf.data(), buf.size()) == 0);  // only writes carry a fence
+}
+
 TEST_CASE("malformed write ids are rejected and cannot be encoded") {
   Request r = PutInline("idem");
   r.h.flags = kFlagInline | kFlagWriteId;

@@ -45,8 +45,17 @@ void Server::HandleHello(Slot* s) {
   Reply(s);
 }
 
+// A replica frame from a primary that is no longer one is refused (docs/cluster.md).
+Status Server::CheckFence(const Slot* s) const {
+  const wire::Request& q = s->req;
+  if (coordinator_ == nullptr || !(q.h.flags & wire::kFlagReplica)) return Status::Ok();
+  return coordinator_->CheckReplicaFrame(std::string(q.ns), q.h.flags & wire::kFlagFence, q.fence_epoch,
+                                         q.fence_primary);
+}
+
 void Server::HandleWrite(Slot* s) {
   const wire::Request& q = s->req;
+  if (Status f = CheckFence(s); !f.ok()) return ReplyError(s, f);
   WriteSpec spec;
   spec.ns = std::string(q.ns);
   spec.key = std::string(q.key);
@@ -63,12 +72,13 @@ void Server::HandleWrite(Slot* s) {
   if (!r.ok()) return ReplyError(s, r.status());
   s->reservation = std::move(r).value();
   // A retry of a write already committed here: nothing to transfer. The store's
-  // Commit answers the first outcome. (Cluster mode still has to make sure such a
-  // write reached min_replicas before answering: docs/append-path.md; that is the
-  // coordinator's part, which does not see duplicates yet.)
+  // Commit answers the first outcome; in cluster mode the coordinator first makes
+  // sure the write reached min_replicas copies (docs/append-path.md).
   if (s->reservation.duplicate()) {
     Status st = store_->Commit(&s->reservation);
     s->reservation.Reset();
+    if (st.ok() && Coordinated(s))
+      return coordinator_->SubmitDuplicate(spec, [this, s](const Status& d) { d.ok() ? Reply(s) : ReplyError(s, d); });
     return st.ok() ? Reply(s) : ReplyError(s, st);
   }
   counters_.bytes_in.fetch_add(q.length, std::memory_order_relaxed);
@@ -234,11 +244,12 @@ void Server::HandleStat(Slot* s) {
 }
 
 void Server::HandleSimple(Slot* s) {
-  Status st;
+  Status st = CheckFence(s);
+  if (!st.ok()) return ReplyError(s, st);
   switch (s->req.h.op) {
     case wire::Op::kDel:
       if (Coordinated(s)) {
-        return coordinator_->SubmitDelete(std::string(s->req.ns), std::string(s->req.key),
+        return coordinator_->SubmitDelete(std::string(s->req.ns), std::string(s->req.key), s->req.write_id,
                                           [this, s](const Status& st) { st.ok() ? Reply(s) : ReplyError(s, st); });
       }
       st = store_->Delete(std::string(s->req.ns), std::string(s->req.key), s->req.write_id);

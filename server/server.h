@@ -78,6 +78,7 @@ class Server {
   void FinishWrite(Slot* s);  // on a commit thread
   // Cluster mode: true when the request must go through coordinator_.
   bool Coordinated(const Slot* s) const;
+  Status CheckFence(const Slot* s) const;
   void CommitOrCoordinate(Slot* s);
 
   // Replies with the slot's response (status set by the caller) and recycles the slot

@@ -4,6 +4,7 @@
 #include <dirent.h>
 #include <fcntl.h>
 #include <poll.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -61,6 +62,7 @@ bool ServerProcess::Start() {
   args.insert(args.end(), extra_.begin(), extra_.end());
   pid_ = fork();
   if (pid_ == 0) {
+    prctl(PR_SET_PDEATHSIG, SIGKILL);  // never outlive the test
     dup2(out[1], 1);
     int log = open(log_path_.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
     dup2(log, 2);
@@ -94,6 +96,14 @@ int ServerProcess::Kill(int sig) {
   waitpid(pid_, &status, 0);
   pid_ = -1;
   return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+bool ServerProcess::DiedOnItsOwn() {
+  if (pid_ <= 0) return false;
+  int status = 0;
+  if (waitpid(pid_, &status, WNOHANG) != pid_) return false;
+  pid_ = -1;
+  return true;
 }
 
 bool ServerProcess::Signal(int sig) const {

@@ -6,6 +6,7 @@
 #include <cstring>
 #include <thread>
 
+#include "client-cpp/src/client_impl.h"
 #include "common/log.h"
 #include "proto/placement.h"
 
@@ -120,7 +121,7 @@ Status ClusterClient::OnAnyReplica(const std::string& ns, const ServerFn& fn) {
       int primary = PrimaryIndex(pl);
       if (primary >= 0) order.push_back(primary);
       for (int i = 0; i < pl.placement_size(); i++)
-        if (i != primary && pl.placement(i).state() != v1::NODE_STATE_DEAD) order.push_back(i);
+        if (i != primary && pl.placement(i).state() != v1::NODE_STATE_DEAD && InSync(pl, i)) order.push_back(i);
       st = Status::Unavailable("namespace '" + ns + "' has no usable replica");
       for (int i : order) {
         const v1::Replica& m = pl.placement(i);
@@ -138,12 +139,18 @@ Status ClusterClient::OnAnyReplica(const std::string& ns, const ServerFn& fn) {
 
 Status ClusterClient::Put(const std::string& ns, const std::string& key, const void* data, size_t len,
                           uint64_t tag) {
-  return OnPrimary(ns, true, [&](Client* c, uint64_t) { return c->Put(ns, key, data, len, tag); });
+  WriteId id = ids_.Next();
+  return OnPrimary(ns, true, [&](Client* c, uint64_t) {
+    return static_cast<ClientImpl*>(c)->WriteWithId(true, ns, key, data, len, tag, id);
+  });
 }
 
 Status ClusterClient::Append(const std::string& ns, const std::string& key, const void* data, size_t len,
                              uint64_t tag) {
-  return OnPrimary(ns, true, [&](Client* c, uint64_t) { return c->Append(ns, key, data, len, tag); });
+  WriteId id = ids_.Next();
+  return OnPrimary(ns, true, [&](Client* c, uint64_t) {
+    return static_cast<ClientImpl*>(c)->WriteWithId(false, ns, key, data, len, tag, id);
+  });
 }
 
 StatusOr<std::string> ClusterClient::Get(const std::string& ns, const std::string& key) {
@@ -197,7 +204,10 @@ Status ClusterClient::ReadRecord(const RecordRef& r, Buffer* dst, size_t dst_off
 }
 
 Status ClusterClient::Delete(const std::string& ns, const std::string& key) {
-  return OnPrimary(ns, false, [&](Client* c, uint64_t) { return c->Delete(ns, key); });
+  WriteId id = ids_.Next();
+  return OnPrimary(ns, false, [&](Client* c, uint64_t) {
+    return static_cast<ClientImpl*>(c)->DeleteWithId(ns, key, id);
+  });
 }
 
 StatusOr<std::vector<KeyInfo>> ClusterClient::List(const std::string& ns, const std::string& start_after,

@@ -17,6 +17,7 @@
 #include <thread>
 #include <vector>
 
+#include "client-cpp/src/write_ids.h"
 #include "proto/proxy_client.h"
 #include "rpmp/client.h"
 #include "rpmp/cluster.h"
@@ -97,6 +98,9 @@ class ClusterClient : public Client, public ClusterControl {
   std::deque<std::function<void()>> exec_jobs_;
   bool exec_stop_ = false;
   std::vector<std::thread> executors_;
+  // One write id per put/append/delete call, resent unchanged to every server the
+  // call tries (docs/append-path.md): a retry on a new primary is applied at most once.
+  WriteIdMinter ids_;
 };
 
 // Codes after which a call should be retried elsewhere or after a refresh.
