@@ -85,7 +85,12 @@ class RpmpShuffleManager(conf: SparkConf, isDriver: Boolean)
       context: TaskContext,
       metrics: ShuffleWriteMetricsReporter): ShuffleWriter[K, V] = handle match {
     case h: RpmpShuffleHandle[K @unchecked, V @unchecked, _] =>
-      new RpmpShuffleWriter(h, mapId, context, metrics, clients, rpmpConf)
+      val sortBased = rpmpConf.writerPath match {
+        case WriterPath.Buffers => false
+        case WriterPath.Sort | WriterPath.Auto => RpmpSortShuffleWriter.canUse(h.dependency)
+      }
+      if (sortBased) new RpmpSortShuffleWriter(h, mapId, context, metrics, clients, rpmpConf)
+      else new RpmpShuffleWriter(h, mapId, context, metrics, clients, rpmpConf)
     case other =>
       sortManager.getWriter(other, mapId, context, metrics)
   }
