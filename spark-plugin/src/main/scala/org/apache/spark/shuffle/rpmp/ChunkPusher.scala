@@ -1,9 +1,12 @@
-// Turns the sorted runs of RpmpRecordSorter into RPMP chunks: each partition's records go
-// through Spark's compression/encryption stream (SerializerManager.wrapStream) straight
-// into registered memory (an RpmpBuffer), and every time that buffer reaches the push size,
-// or the partition's run ends, the stream is closed and the buffer appended zero-copy to
-// object <partition> (appendAsync), tagged with the map attempt id, while the task goes on
-// compressing the next chunk. At most maxPushesInFlight appends are pending; their buffers
+// Turns the sorted runs of RpmpRecordSorter into RPMP chunks (ShuffleChunk format,
+// docs/append-path.md section 2): each partition's records go through Spark's
+// compression/encryption stream (SerializerManager.wrapStream) straight into registered
+// memory (an RpmpBuffer) after 32 bytes kept for the chunk header, and every time that buffer
+// reaches the push size, or the partition's run ends, the stream is closed, the header
+// stamped (seq, cumulative data bytes, LAST on the final run's last chunk of the partition)
+// and the buffer appended zero-copy to object <partition> (appendAsync), tagged with the map
+// attempt id, while the task goes on compressing the next chunk. A partition that pushed in
+// an earlier run but has nothing in the final one gets a header-only LAST chunk. At most maxPushesInFlight appends are pending; their buffers
 // come back to a small pool. Used only by RpmpSortShuffleWriter (task thread).
 package org.apache.spark.shuffle.rpmp
 
@@ -70,13 +73,14 @@ private[rpmp] final class ChunkPusher(
     wrap: (Int, OutputStream) => OutputStream,
     numPartitions: Int) extends RunSink {
 
-  /** Bytes at the front of every chunk kept for the chunk header (docs/append-path.md). */
-  private val headerBytes = 0
+  private val headerBytes = ShuffleChunk.HeaderSize
+  private val header = new Array[Byte](ShuffleChunk.HeaderSize)
   private val bufferBytes = conf.pushBufferSize + ChunkPusher.Slack
-  /** Data bytes pushed per partition (what the MapStatus reports). */
+  /** Data bytes (headers excluded) pushed per partition: the MapStatus sizes. */
   val partitionLengths = new Array[Long](numPartitions)
-  /** Chunks pushed per partition. */
+  /** Chunks pushed per partition (the next chunk's seq). */
   private val chunks = new Array[Int](numPartitions)
+  private val sawLast = new Array[Boolean](numPartitions)
 
   private val copyBuffer = new Array[Byte](ChunkPusher.CopyBytes)
   private var copyLength = 0
@@ -121,6 +125,18 @@ private[rpmp] final class ChunkPusher(
   override def endRun(): Unit = {
     if (partition >= 0 && stream != null) closeChunk(endOfRun = true)
     partition = -1
+    if (lastRun) {
+      // Partitions whose data all went out in earlier runs: a header-only LAST chunk.
+      var p = 0
+      while (p < numPartitions) {
+        if (chunks(p) > 0 && !sawLast(p)) {
+          val buffer = takeBuffer(coords.serverFor(p))
+          buffer.setSize(headerBytes)
+          push(p, buffer, 0, last = true)
+        }
+        p += 1
+      }
+    }
   }
 
   private def drainCopyBuffer(): Unit = {
@@ -147,11 +163,16 @@ private[rpmp] final class ChunkPusher(
     sink = null
     val dataBytes = total - headerBytes
     buffer.setSize(total)
-    push(partition, buffer, dataBytes)
+    push(partition, buffer, dataBytes, last = endOfRun && lastRun)
   }
 
-  private def push(p: Int, buffer: RpmpBuffer, dataBytes: Int): Unit = {
+  /** Stamps the header into buffer[0, 32) (its size already set) and appends the buffer. */
+  private def push(p: Int, buffer: RpmpBuffer, dataBytes: Int, last: Boolean): Unit = {
     val start = System.nanoTime()
+    require(!sawLast(p), s"partition $p pushed after its LAST chunk")
+    val cumulative = partitionLengths(p) + dataBytes
+    ShuffleChunk.writeHeader(header, p, chunks(p), cumulative, mapId, last)
+    buffer.byteBuffer().put(0, header, 0, headerBytes)
     val server = coords.serverFor(p)
     val future = try {
       clients.get(server).appendAsync(coords.namespace, coords.partitionKey(p), buffer, mapId)
@@ -163,8 +184,9 @@ private[rpmp] final class ChunkPusher(
     }
     pending.add(Push(p, server, buffer, future))
     chunks(p) += 1
-    partitionLengths(p) += dataBytes
-    metrics.incBytesWritten(buffer.size().toLong)
+    sawLast(p) = last
+    partitionLengths(p) = cumulative
+    metrics.incBytesWritten(dataBytes.toLong)
     metrics.incWriteTime(System.nanoTime() - start)
   }
 
@@ -210,6 +232,13 @@ private[rpmp] final class ChunkPusher(
 
   /** Waits for every append (the map output is then whole in RPMP). */
   def finish(): Unit = {
+    var p = 0
+    while (p < numPartitions) {
+      if (chunks(p) > 0 && !sawLast(p)) {
+        throw new IllegalStateException(s"partition $p of map $mapId has no LAST chunk")
+      }
+      p += 1
+    }
     while (!pending.isEmpty) awaitOldest()
   }
 

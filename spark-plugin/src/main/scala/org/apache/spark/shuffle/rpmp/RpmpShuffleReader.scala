@@ -144,12 +144,20 @@ private[spark] class RpmpShuffleReader[K, C](
       readMetrics.incRemoteBytesRead(r.ref.length)
       readMetrics.incRemoteBlocksFetched(1)
       val blockId = ShuffleBlockId(coords.shuffleId, r.ref.tag, r.partition)
-      val in = serializerManager.wrapStream(blockId, new ByteBufferStream(buffer.contents()))
-      val kv = serializerInstance.deserializeStream(in).asKeyValueIterator
-      CompletionIterator[(Any, Any), Iterator[(Any, Any)]](kv, {
-        in.close()
+      val bytes = buffer.contents()
+      val header = ShuffleChunk.readHeader(bytes, r.ref.length)
+      if (header.dataLength == 0) {
         buffer.close()
-      })
+        Iterator.empty
+      } else {
+        bytes.position(bytes.position() + ShuffleChunk.HeaderSize)
+        val in = serializerManager.wrapStream(blockId, new ByteBufferStream(bytes))
+        val kv = serializerInstance.deserializeStream(in).asKeyValueIterator
+        CompletionIterator[(Any, Any), Iterator[(Any, Any)]](kv, {
+          in.close()
+          buffer.close()
+        })
+      }
     }
 
     val metricIter = CompletionIterator[(Any, Any), Iterator[(Any, Any)]](
