@@ -13,7 +13,6 @@ import org.apache.spark.internal.Logging
 import org.apache.spark.scheduler.MapStatus
 import org.apache.spark.shuffle.{ShuffleWriteMetricsReporter, ShuffleWriter}
 import org.apache.spark.shuffle.sort.RpmpRecordSorter
-import org.apache.spark.sql.catalyst.expressions.UnsafeRow
 import org.apache.spark.storage.ShuffleBlockId
 import org.apache.spark.unsafe.Platform
 import org.apache.spark.util.Utils
@@ -48,23 +47,23 @@ private[spark] class RpmpSortShuffleWriter[K, V, C](
     // The generic path: one serialization stream for the whole task into a reused array.
     val serBuffer = new ExposedByteArrayOutputStream(64 << 10)
     val serStream = dep.serializer.newInstance().serializeStream(serBuffer)
+    def insertSerialized(key: Any, value: Any, partition: Int): Unit = {
+      serBuffer.reset()
+      serStream.writeKey(key)
+      serStream.writeValue(value)
+      serStream.flush()
+      sorter.insertRecord(serBuffer.array, Platform.BYTE_ARRAY_OFFSET, serBuffer.size, partition)
+    }
     var count = 0L
-    while (records.hasNext) {
-      val record = records.next()
-      val partition = partitioner.getPartition(record._1)
-      record._2 match {
-        case row: UnsafeRow if unsafeRows =>
-          sorter.insertSizedRecord(row.getBaseObject, row.getBaseOffset, row.getSizeInBytes,
-            partition)
-        case _ =>
-          serBuffer.reset()
-          serStream.writeKey(record._1.asInstanceOf[Any])
-          serStream.writeValue(record._2.asInstanceOf[Any])
-          serStream.flush()
-          sorter.insertRecord(serBuffer.array, Platform.BYTE_ARRAY_OFFSET, serBuffer.size,
-            partition)
+    if (unsafeRows) {
+      // Only here is UnsafeRow (Spark SQL) touched: RDD-only applications never load it.
+      count = UnsafeRowInsert.insertAll(records, partitioner, sorter, insertSerialized)
+    } else {
+      while (records.hasNext) {
+        val record = records.next()
+        insertSerialized(record._1, record._2, partitioner.getPartition(record._1))
+        count += 1
       }
-      count += 1
     }
     metrics.incRecordsWritten(count)
     sorter.finish()
@@ -100,6 +99,29 @@ private[spark] object RpmpSortShuffleWriter {
 
   def isUnsafeRowSerializer(dep: ShuffleDependency[_, _, _]): Boolean =
     dep.serializer.getClass.getName == "org.apache.spark.sql.execution.UnsafeRowSerializer"
+}
+
+/** The UnsafeRow fast path's loop (a separate class: it is the only one naming UnsafeRow). */
+private[rpmp] object UnsafeRowInsert {
+  def insertAll(
+      records: Iterator[Product2[Any, Any]],
+      partitioner: org.apache.spark.Partitioner,
+      sorter: RpmpRecordSorter,
+      fallback: (Any, Any, Int) => Unit): Long = {
+    var count = 0L
+    while (records.hasNext) {
+      val record = records.next()
+      val partition = partitioner.getPartition(record._1)
+      record._2 match {
+        case row: org.apache.spark.sql.catalyst.expressions.UnsafeRow =>
+          sorter.insertSizedRecord(row.getBaseObject, row.getBaseOffset, row.getSizeInBytes,
+            partition)
+        case other => fallback(record._1, other, partition)
+      }
+      count += 1
+    }
+    count
+  }
 }
 
 /** A ByteArrayOutputStream whose array is read in place. */
