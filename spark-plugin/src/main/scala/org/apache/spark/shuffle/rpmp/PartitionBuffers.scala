@@ -73,6 +73,8 @@ private[rpmp] class PartitionBuffers(
   private val pushedBefore = new Array[Boolean](numPartitions)
   private val memoryChunk = math.max(pushBufferSize.toLong, 1L << 20)
   private var granted = 0L
+  // Sum of the sinks' capacities, kept up to date per write (O(1), not a scan per record).
+  private var held = 0L
   private var inSpillableSection = false
 
   def write(partition: Int, key: Any, value: Any): Unit = {
@@ -80,20 +82,24 @@ private[rpmp] class PartitionBuffers(
     if (stream == null) {
       if (sinks(partition) == null) {
         sinks(partition) = new ByteSink(math.min(pushBufferSize, 64 << 10))
+        held += sinks(partition).capacity
       }
       stream = openStream(partition, sinks(partition))
       streams(partition) = stream
     }
+    val sink = sinks(partition)
+    val before = sink.capacity
     stream.writeKey(key)
     stream.writeValue(value)
-    if (sinks(partition).dataSize >= pushBufferSize) {
+    held += sink.capacity - before
+    if (sink.dataSize >= pushBufferSize) {
       flush(partition)
     }
-    ensureMemory()
+    if (held > granted) ensureMemory()
   }
 
   /** Heap held by the sinks (their arrays' capacity). */
-  def bufferedBytes: Long = sinks.iterator.filter(_ != null).map(_.capacity.toLong).sum
+  def bufferedBytes: Long = held
 
   /** Gets task memory for what is buffered; pushes the largest buffers when refused. */
   private def ensureMemory(): Unit = {
@@ -165,7 +171,10 @@ private[rpmp] class PartitionBuffers(
   /** Frees sinks that hold no data so their heap goes back. */
   private def dropIdleSinks(): Unit = {
     for (p <- sinks.indices) {
-      if (sinks(p) != null && streams(p) == null) sinks(p) = null
+      if (sinks(p) != null && streams(p) == null) {
+        held -= sinks(p).capacity
+        sinks(p) = null
+      }
     }
   }
 
@@ -188,6 +197,7 @@ private[rpmp] class PartitionBuffers(
       sinks(p) = null
       streams(p) = null
     }
+    held = 0
     val freed = granted
     if (granted > 0) freeMemory(granted)
     granted = 0
