@@ -34,7 +34,9 @@ private[spark] case class RpmpConf(
     proxies: Seq[String] = Nil,
     replicas: Int = 2,
     ttlSeconds: Long = 24 * 3600,
-    retryForMs: Long = 30000) {
+    retryForMs: Long = 30000,
+    readRetries: Int = 3,
+    readRetryWaitMs: Long = 500) {
 
   def clusterMode: Boolean = proxies.nonEmpty
 
@@ -54,6 +56,8 @@ private[spark] object RpmpConf {
   val ReplicasKey = "spark.rpmp.replicas"
   val TtlKey = "spark.rpmp.ttl"
   val RetryForKey = "spark.rpmp.retryFor"
+  val ReadRetriesKey = "spark.rpmp.reader.retries"
+  val ReadRetryWaitKey = "spark.rpmp.reader.retryWait"
   /** Environment variable naming the proxies when neither key is set (as for rpmpctl). */
   val ProxiesEnv = "RPMP_PROXIES"
 
@@ -92,6 +96,10 @@ private[spark] object RpmpConf {
     require(maxInFlight > 0, s"$MaxBytesInFlightKey must be positive")
     val maxPushes = conf.getInt(MaxPushesInFlightKey, 8)
     require(maxPushes > 0, s"$MaxPushesInFlightKey must be positive")
+    val readRetries = conf.getInt(ReadRetriesKey, 3)
+    require(readRetries >= 0, s"$ReadRetriesKey must be >= 0")
+    val readRetryWaitMs = conf.getTimeAsMs(ReadRetryWaitKey, "500ms")
+    require(readRetryWaitMs >= 0, s"$ReadRetryWaitKey must be >= 0")
     RpmpConf(
       servers = servers,
       provider = conf.get(ProviderKey, "tcp;ofi_rxm"),
@@ -103,7 +111,9 @@ private[spark] object RpmpConf {
       proxies = proxies,
       replicas = replicas,
       ttlSeconds = ttlSeconds,
-      retryForMs = retryForMs)
+      retryForMs = retryForMs,
+      readRetries = readRetries,
+      readRetryWaitMs = readRetryWaitMs)
   }
 
   /** Splits "host:port"; IllegalArgumentException (naming `key`) when it is not one. */
