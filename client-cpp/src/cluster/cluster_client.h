@@ -62,6 +62,8 @@ class ClusterClient : public Client, public ClusterControl {
   StatusOr<NamespaceInfo> DescribeNamespace(const std::string& name) override;
   StatusOr<std::vector<std::string>> DeleteNamespaces(const std::string& name, bool recursive) override;
   Status TouchNamespace(const std::string& name) override;
+  StatusOr<ObjectMeta> GetMetaOnNode(const std::string& ns, const std::string& key,
+                                     uint64_t node_id) override;
 
   // Checks that some proxy answers (used by ConnectCluster).
   Status Probe();

@@ -90,6 +90,14 @@ StatusOr<std::vector<std::string>> ClusterClient::DeleteNamespaces(const std::st
 
 Status ClusterClient::TouchNamespace(const std::string& name) { return proxy_.TouchNamespace(name).status(); }
 
+StatusOr<ObjectMeta> ClusterClient::GetMetaOnNode(const std::string& ns, const std::string& key,
+                                                  uint64_t node_id) {
+  RPMP_ASSIGN_OR_RETURN(Client* c, ServerOfNode(node_id));
+  RPMP_ASSIGN_OR_RETURN(ObjectMeta meta, c->GetMeta(ns, key));
+  for (RecordRef& r : meta.records) r.node_id = node_id;
+  return meta;
+}
+
 StatusOr<Client*> ClusterClient::ServerOfNode(uint64_t node_id) {
   // A node seen before needs no node map from the proxy (one RPC per record read).
   if (Client* c = CachedServerOfNode(node_id)) return c;

@@ -57,12 +57,17 @@ private[rpmp] class RecordFetcher(
       case e: ExecutionException =>
         clients.invalidateOn(r.server, e.getCause)
         throw new RecordReadFailure(r, e.getCause)
-      case e: TimeoutException =>
-        throw new RecordReadFailure(r, e)
+      case e: Throwable =>
+        // Timed out or interrupted (task killed): it may still complete; free its buffer then.
+        future.whenComplete((b, _) => if (b != null) b.close())
+        e match {
+          case t: TimeoutException => throw new RecordReadFailure(r, t)
+          case other => throw other
+        }
     } finally {
+      bytesInFlight -= r.ref.length
       onWaitNanos(System.nanoTime() - start)
     }
-    bytesInFlight -= r.ref.length
     issue()
     (r, buffer)
   }

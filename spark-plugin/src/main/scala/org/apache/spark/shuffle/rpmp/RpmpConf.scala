@@ -49,6 +49,8 @@ private[spark] case class RpmpConf(
     replicas: Int = 2,
     ttlSeconds: Long = 24 * 3600,
     retryForMs: Long = 30000,
+    readRetries: Int = 3,
+    readRetryWaitMs: Long = 500,
     writerPath: WriterPath.Value = WriterPath.Auto,
     sortRunBytes: Long = Long.MaxValue) {
 
@@ -70,6 +72,8 @@ private[spark] object RpmpConf {
   val ReplicasKey = "spark.rpmp.replicas"
   val TtlKey = "spark.rpmp.ttl"
   val RetryForKey = "spark.rpmp.retryFor"
+  val ReadRetriesKey = "spark.rpmp.reader.retries"
+  val ReadRetryWaitKey = "spark.rpmp.reader.retryWait"
   val WriterPathKey = "spark.rpmp.writer.path"
   val SortRunSizeKey = "spark.rpmp.writer.sortRunSize"
   /** Environment variable naming the proxies when neither key is set (as for rpmpctl). */
@@ -110,6 +114,10 @@ private[spark] object RpmpConf {
     require(maxInFlight > 0, s"$MaxBytesInFlightKey must be positive")
     val maxPushes = conf.getInt(MaxPushesInFlightKey, 8)
     require(maxPushes > 0, s"$MaxPushesInFlightKey must be positive")
+    val readRetries = conf.getInt(ReadRetriesKey, 3)
+    require(readRetries >= 0, s"$ReadRetriesKey must be >= 0")
+    val readRetryWaitMs = conf.getTimeAsMs(ReadRetryWaitKey, "500ms")
+    require(readRetryWaitMs >= 0, s"$ReadRetryWaitKey must be >= 0")
     val sortRun = conf.getSizeAsBytes(SortRunSizeKey, Long.MaxValue.toString)
     require(sortRun > 0, s"$SortRunSizeKey must be positive")
     RpmpConf(
@@ -124,6 +132,8 @@ private[spark] object RpmpConf {
       replicas = replicas,
       ttlSeconds = ttlSeconds,
       retryForMs = retryForMs,
+      readRetries = readRetries,
+      readRetryWaitMs = readRetryWaitMs,
       writerPath = WriterPath.parse(conf.get(WriterPathKey, "auto")),
       sortRunBytes = sortRun)
   }

@@ -184,6 +184,9 @@ class RpmpShuffleManager(conf: SparkConf, isDriver: Boolean)
     }
   }
 
+  /** RpmpBuffers of this JVM's RPMP clients not yet closed (tests assert 0 when idle). */
+  def liveBuffers: Int = clients.liveBuffers
+
   override def shuffleBlockResolver: ShuffleBlockResolver = sortManager.shuffleBlockResolver
 
   override def stop(): Unit = {
