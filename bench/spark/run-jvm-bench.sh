@@ -70,6 +70,8 @@ mkdir -p "$work/events" "$work/local" "$work/jfr"
 export RPMP_BASE_PORT=${RPMP_BASE_PORT:-7800} RPMP_RUN_DIR="$work/cluster" RPMP_BIN_DIR="$build/bin"
 # Each server holds a third of a shuffle (times the replicas); a run's namespaces go at its end.
 export RPMP_POOL_SIZE=${RPMP_POOL_SIZE:-4g}
+# A loaded shared machine must not make the proxies declare live servers dead mid-run.
+export RPMP_PROXY_FLAGS=${RPMP_PROXY_FLAGS:---heartbeat-timeout 30s --suspect-after 15s --heartbeat-interval 1s --session-ttl 10}
 cluster_up=0 failed=0 app_ids=()
 cleanup() {
   if [[ $cluster_up -eq 1 ]]; then "$repo/deploy/local-cluster.sh" stop --wipe >/dev/null 2>&1 || true; fi
@@ -95,7 +97,8 @@ common=(--master "$master" --driver-memory "$driver_memory" --executor-memory "$
   --conf spark.eventLog.compress=false --conf spark.eventLog.rolling.enabled=false
   --conf spark.eventLog.logStageExecutorMetrics=true
   --conf spark.executor.metrics.pollingInterval=200ms
-  --conf "spark.local.dir=$work/local" --conf spark.speculation=false)
+  --conf "spark.local.dir=$work/local" --conf spark.speculation=false
+  --conf spark.network.timeout=600s --conf spark.executor.heartbeatInterval=30s)
 common+=("${common_extra[@]}")
 rpmp=(--conf spark.shuffle.manager=io.rpmp.spark.PmofShuffleManager
   --conf "spark.rpmp.proxies=${proxies:-}" --conf "spark.rpmp.replicas=$replicas"
