@@ -68,8 +68,10 @@ spark_home=$("$py" -c 'import os, pyspark; print(os.path.dirname(pyspark.__file_
 work=$(mktemp -d /tmp/rpmp-jvm-bench.XXXXXX)
 mkdir -p "$work/events" "$work/local" "$work/jfr"
 export RPMP_BASE_PORT=${RPMP_BASE_PORT:-7800} RPMP_RUN_DIR="$work/cluster" RPMP_BIN_DIR="$build/bin"
-# Each server holds a third of a shuffle (times the replicas); a run's namespaces go at its end.
-export RPMP_POOL_SIZE=${RPMP_POOL_SIZE:-4g}
+# Each server holds a third of a shuffle (times the replicas); a run's namespaces go at its
+# end. Pools take RAM (/dev/shm) up front: no bigger than the largest job needs.
+export RPMP_POOL_SIZE=${RPMP_POOL_SIZE:-$(awk -v s="$scale" -v r="$replicas" \
+  'BEGIN { g = int(s * 1.5 * r + 0.999); if (g < 1) g = 1; print g "g" }')}
 # A loaded shared machine must not make the proxies declare live servers dead mid-run.
 export RPMP_PROXY_FLAGS=${RPMP_PROXY_FLAGS:---heartbeat-timeout 30s --suspect-after 15s --heartbeat-interval 1s --session-ttl 10}
 cluster_up=0 failed=0 app_ids=()
