@@ -37,11 +37,11 @@ BUCKETS = [
 
 def bucket(frames):
     for f in frames:
-        t = f["method"]["type"]["name"]
+        t = f["method"]["type"]["name"].replace("/", ".")
         for prefix, name in BUCKETS:
             if t.startswith(prefix):
                 return name
-    top = frames[0]["method"]["type"]["name"] if frames else "?"
+    top = frames[0]["method"]["type"]["name"].replace("/", ".") if frames else "?"
     return "jdk/other: " + ".".join(top.split(".")[:3])
 
 
@@ -65,7 +65,7 @@ def main():
                 continue
             total += 1
             m = frames[0]["method"]
-            methods["%s.%s" % (m["type"]["name"], m["name"])] += 1
+            methods["%s.%s" % (m["type"]["name"].replace("/", "."), m["name"])] += 1
             buckets[bucket(frames)] += 1
     print("samples=%d files=%d" % (total, len(a.files)))
     for name, n in buckets.most_common(a.top):
