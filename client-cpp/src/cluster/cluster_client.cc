@@ -192,6 +192,7 @@ StatusOr<ObjectMeta> ClusterClient::GetMeta(const std::string& ns, const std::st
 Status ClusterClient::ReadRecord(const RecordRef& r, Buffer* dst, size_t dst_offset) {
   if (r.node_id == 0) return Status::InvalidArgument("record reference without a node (use GetMeta of this client)");
   RPMP_ASSIGN_OR_RETURN(Client* c, ServerOfNode(r.node_id));
+  if (dst->valid() && Owns(c, *dst)) return c->ReadRecord(r, dst, dst_offset);
   if (dst->valid() && dst->slab() != nullptr) {
     // dst may be registered with another connection: read into c's memory, copy.
     RPMP_ASSIGN_OR_RETURN(Buffer tmp, c->AllocBuffer(r.length));

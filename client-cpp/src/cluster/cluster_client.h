@@ -63,6 +63,8 @@ class ClusterClient : public Client, public ClusterControl {
   StatusOr<NamespaceInfo> DescribeNamespace(const std::string& name) override;
   StatusOr<std::vector<std::string>> DeleteNamespaces(const std::string& name, bool recursive) override;
   Status TouchNamespace(const std::string& name) override;
+  StatusOr<ObjectMeta> GetMetaOnNode(const std::string& ns, const std::string& key,
+                                     uint64_t node_id) override;
 
   // Checks that some proxy answers (used by ConnectCluster).
   Status Probe();
@@ -82,6 +84,14 @@ class ClusterClient : public Client, public ClusterControl {
   StatusOr<Client*> AnyServer();  // for AllocBuffer
   void RunAsync(std::function<void()> job);
   void ExecutorLoop();
+  // Asynchronous forms (cluster_client_misc.cc): the connected server-direct client of a
+  // cached placement's primary / of a node seen before, else nullptr (never blocks).
+  Client* CachedPrimary(const std::string& ns);
+  Client* CachedServerOfNode(uint64_t node_id);
+  // True when buf is registered memory of c (allocated through this client from c).
+  bool Owns(Client* c, const Buffer& buf);
+  void WriteAsync(bool append, const std::string& ns, const std::string& key, const Buffer& buf,
+                  uint64_t tag, Callback done);
 
   const std::vector<std::string> proxies_;
   const std::string proxy_list_;
@@ -90,6 +100,8 @@ class ClusterClient : public Client, public ClusterControl {
   std::mutex mu_;  // guards placements_, servers_, connecting_
   std::map<std::string, std::shared_ptr<const v1::Namespace>> placements_;
   std::map<std::string, std::unique_ptr<Client>> servers_;  // by endpoint, never removed
+  std::map<uint64_t, Client*> node_servers_;                // node id -> server seen serving it
+  std::map<const void*, Client*> pool_owner_;               // buffer pool -> its client
   std::condition_variable connect_cv_;
   std::map<std::string, bool> connecting_;
 

@@ -112,7 +112,7 @@ else bad "no executor was lost mid-reduce"; fi
 if [[ "$kept" == 1 ]]; then ok "executor loss keeps RPMP map outputs (map stage attempts $attempts, no map task rerun)"
 else bad "executor loss made RPMP rerun map work (map stage attempts $attempts)"; fi
 
-# Nothing of the app (nor of any Spark app) left: stop() deleted spark/<appId> recursively.
+# Nothing of the app (nor of any Spark app) left: stop() deleted spark/<appId>-<runId> recursively.
 if left=$("${rpmpctl[@]}" ns ls spark/ 2>&1); then
   if [[ -z "$left" ]]; then ok "no spark/ namespaces left in RPMP"
   else bad "namespaces left in RPMP after the app: $left"; fi

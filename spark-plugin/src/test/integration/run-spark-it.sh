@@ -44,7 +44,7 @@ common=(--master "local-cluster[2,1,1024]" --driver-memory 1g
 mkdir "$work/events-rpmp" "$work/events-sort"
 rpmp=(--conf spark.shuffle.manager=io.rpmp.spark.PmofShuffleManager
   --conf "spark.rpmp.server=127.0.0.1:$port" --conf spark.rpmp.fallback=fail
-  --conf spark.rpmp.pushBufferSize=256k
+  --conf spark.rpmp.pushBufferSize=256k --conf spark.rpmp.writer.sortRunSize=256k
   --conf "spark.driver.extraClassPath=$jar" --conf "spark.executor.extraClassPath=$jar")
 
 echo "== RPMP shuffle (server 127.0.0.1:$port)"

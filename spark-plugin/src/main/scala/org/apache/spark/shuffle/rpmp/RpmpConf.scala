@@ -19,6 +19,20 @@ private[spark] object FallbackPolicy extends Enumeration {
   }
 }
 
+/** Which map-side writer a shuffle uses (spark.rpmp.writer.path). */
+private[spark] object WriterPath extends Enumeration {
+  /** sort-based when the serializer relocates records and there is no map-side combine. */
+  val Auto, Sort, Buffers = Value
+
+  def parse(s: String): Value = s.trim.toLowerCase(Locale.ROOT) match {
+    case "auto" => Auto
+    case "sort" => Sort
+    case "buffers" => Buffers
+    case other =>
+      throw new IllegalArgumentException(s"${RpmpConf.WriterPathKey}: '$other' is not auto|sort|buffers")
+  }
+}
+
 /**
  * Parsed spark.rpmp.* settings. Exactly one mode: `proxies` non-empty = cluster mode (through
  * rpmp-proxy; `servers` empty), else server-direct over `servers` (possibly empty = unset).
@@ -34,7 +48,11 @@ private[spark] case class RpmpConf(
     proxies: Seq[String] = Nil,
     replicas: Int = 2,
     ttlSeconds: Long = 24 * 3600,
-    retryForMs: Long = 30000) {
+    retryForMs: Long = 30000,
+    readRetries: Int = 3,
+    readRetryWaitMs: Long = 500,
+    writerPath: WriterPath.Value = WriterPath.Auto,
+    sortRunBytes: Long = Long.MaxValue) {
 
   def clusterMode: Boolean = proxies.nonEmpty
 
@@ -54,6 +72,10 @@ private[spark] object RpmpConf {
   val ReplicasKey = "spark.rpmp.replicas"
   val TtlKey = "spark.rpmp.ttl"
   val RetryForKey = "spark.rpmp.retryFor"
+  val ReadRetriesKey = "spark.rpmp.reader.retries"
+  val ReadRetryWaitKey = "spark.rpmp.reader.retryWait"
+  val WriterPathKey = "spark.rpmp.writer.path"
+  val SortRunSizeKey = "spark.rpmp.writer.sortRunSize"
   /** Environment variable naming the proxies when neither key is set (as for rpmpctl). */
   val ProxiesEnv = "RPMP_PROXIES"
 
@@ -92,6 +114,12 @@ private[spark] object RpmpConf {
     require(maxInFlight > 0, s"$MaxBytesInFlightKey must be positive")
     val maxPushes = conf.getInt(MaxPushesInFlightKey, 8)
     require(maxPushes > 0, s"$MaxPushesInFlightKey must be positive")
+    val readRetries = conf.getInt(ReadRetriesKey, 3)
+    require(readRetries >= 0, s"$ReadRetriesKey must be >= 0")
+    val readRetryWaitMs = conf.getTimeAsMs(ReadRetryWaitKey, "500ms")
+    require(readRetryWaitMs >= 0, s"$ReadRetryWaitKey must be >= 0")
+    val sortRun = conf.getSizeAsBytes(SortRunSizeKey, Long.MaxValue.toString)
+    require(sortRun > 0, s"$SortRunSizeKey must be positive")
     RpmpConf(
       servers = servers,
       provider = conf.get(ProviderKey, "tcp;ofi_rxm"),
@@ -103,7 +131,11 @@ private[spark] object RpmpConf {
       proxies = proxies,
       replicas = replicas,
       ttlSeconds = ttlSeconds,
-      retryForMs = retryForMs)
+      retryForMs = retryForMs,
+      readRetries = readRetries,
+      readRetryWaitMs = readRetryWaitMs,
+      writerPath = WriterPath.parse(conf.get(WriterPathKey, "auto")),
+      sortRunBytes = sortRun)
   }
 
   /** Splits "host:port"; IllegalArgumentException (naming `key`) when it is not one. */

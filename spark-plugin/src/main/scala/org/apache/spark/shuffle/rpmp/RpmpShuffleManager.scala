@@ -1,8 +1,9 @@
 // The RPMP shuffle manager (spark.shuffle.manager=io.rpmp.spark.PmofShuffleManager,
 // which is this class under a public name). Driver: registers shuffles as RPMP namespaces
-// spark/<appId>/<shuffleId> and deletes them at unregisterShuffle/stop; in cluster mode
+// spark/<appId>-<runId>/<shuffleId> (runId: the application attempt id, else random per
+// SparkContext) and deletes them at unregisterShuffle/stop; in cluster mode
 // (spark.rpmp.proxies) it creates each namespace with spark.rpmp.replicas copies and
-// spark.rpmp.ttl, and stop() deletes spark/<appId> recursively. Executors: hand
+// spark.rpmp.ttl, and stop() deletes spark/<appId>-<runId> recursively. Executors: hand
 // out RpmpShuffleWriter/Reader over a per-JVM RpmpClientCache. When RPMP cannot be
 // reached at registerShuffle, spark.rpmp.fallback=sort hands that shuffle to Spark's
 // SortShuffleManager (with a WARN), =fail fails it. Instantiated by Spark (SparkEnv).
@@ -31,19 +32,32 @@ class RpmpShuffleManager(conf: SparkConf, isDriver: Boolean)
   private lazy val sortManager = new SortShuffleManager(conf)
   // Driver only: shuffle id -> namespace of shuffles stored in RPMP, deleted at unregister/stop.
   private val registered = new ConcurrentHashMap[Int, RpmpShuffleCoordinates]()
-  // Driver, cluster mode: app ids whose spark/<appId> subtree stop() deletes.
-  private val clusterApps = ConcurrentHashMap.newKeySet[String]()
+  // Driver, cluster mode: (appId, runId) whose spark/<appId>-<runId> subtree stop() deletes.
+  private val clusterApps = ConcurrentHashMap.newKeySet[(String, String)]()
   // Last replica count spark.rpmp.replicas was capped to (WARN only when it changes).
   @volatile private var lastCap = 0
 
-  private def appId: String =
+  /** The application id (the same for every attempt of a YARN application). */
+  protected def applicationId: String =
     SparkContext.getActive.map(_.applicationId).getOrElse(conf.get("spark.app.id", "unknown-app"))
+
+  /** Unique per SparkContext: the application attempt id when Spark has one, else random. */
+  protected def mintRunId(): String =
+    SparkContext.getActive.flatMap(_.applicationAttemptId)
+      .orElse(conf.getOption("spark.app.attempt.id"))
+      .filter(_.nonEmpty)
+      .getOrElse(RpmpShuffleManager.randomRunId())
+
+  // Driver: fixed at the first registerShuffle of this SparkContext.
+  private lazy val appId: String = applicationId
+  private lazy val runId: String = mintRunId()
 
   override def registerShuffle[K, V, C](
       shuffleId: Int,
       dependency: ShuffleDependency[K, V, C]): ShuffleHandle = {
     val coords = RpmpShuffleCoordinates(
       appId = appId,
+      runId = runId,
       shuffleId = shuffleId,
       numMaps = dependency.rdd.getNumPartitions,
       numPartitions = dependency.partitioner.numPartitions,
@@ -57,7 +71,7 @@ class RpmpShuffleManager(conf: SparkConf, isDriver: Boolean)
           s"neither ${RpmpConf.ProxiesKey} nor ${RpmpConf.ServerKey} is set")
       }
       val placement = if (coords.clusterMode) {
-        clusterApps.add(coords.appId)
+        clusterApps.add((coords.appId, coords.runId))
         createNamespace(clients.get(coords.serverFor(0)), coords.namespace)
       } else {
         // Reachability check.
@@ -85,7 +99,12 @@ class RpmpShuffleManager(conf: SparkConf, isDriver: Boolean)
       context: TaskContext,
       metrics: ShuffleWriteMetricsReporter): ShuffleWriter[K, V] = handle match {
     case h: RpmpShuffleHandle[K @unchecked, V @unchecked, _] =>
-      new RpmpShuffleWriter(h, mapId, context, metrics, clients, rpmpConf)
+      val sortBased = rpmpConf.writerPath match {
+        case WriterPath.Buffers => false
+        case WriterPath.Sort | WriterPath.Auto => RpmpSortShuffleWriter.canUse(h.dependency)
+      }
+      if (sortBased) new RpmpSortShuffleWriter(h, mapId, context, metrics, clients, rpmpConf)
+      else new RpmpShuffleWriter(h, mapId, context, metrics, clients, rpmpConf)
     case other =>
       sortManager.getWriter(other, mapId, context, metrics)
   }
@@ -165,14 +184,17 @@ class RpmpShuffleManager(conf: SparkConf, isDriver: Boolean)
     }
   }
 
+  /** RpmpBuffers of this JVM's RPMP clients not yet closed (tests assert 0 when idle). */
+  def liveBuffers: Int = clients.liveBuffers
+
   override def shuffleBlockResolver: ShuffleBlockResolver = sortManager.shuffleBlockResolver
 
   override def stop(): Unit = {
-    // Driver: every shuffle of spark/<appId>/ not yet unregistered goes now; in cluster mode
-    // the whole spark/<appId> subtree (also namespaces a straggling write recreated).
+    // Driver: every shuffle of spark/<appId>-<runId>/ not yet unregistered goes now; in cluster
+    // mode the whole subtree (also namespaces a straggling write recreated).
     if (rpmpConf.clusterMode) {
-      clusterApps.forEach { app =>
-        val prefix = RpmpShuffleCoordinates.appPrefix(app)
+      clusterApps.forEach { case (app, run) =>
+        val prefix = RpmpShuffleCoordinates.appPrefix(app, run)
         try {
           val deleted = clients.get(RpmpClientCache.clusterEndpoint(rpmpConf.proxies))
             .deleteNamespaces(prefix, true)
@@ -191,4 +213,11 @@ class RpmpShuffleManager(conf: SparkConf, isDriver: Boolean)
     clients.closeAll()
     sortManager.stop()
   }
+}
+
+private[spark] object RpmpShuffleManager {
+  private val random = new java.security.SecureRandom()
+
+  /** 12 hex digits: a run id for a SparkContext without an application attempt id. */
+  def randomRunId(): String = f"${random.nextLong() & 0xffffffffffffL}%012x"
 }

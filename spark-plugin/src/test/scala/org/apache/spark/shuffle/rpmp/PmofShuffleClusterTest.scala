@@ -54,6 +54,8 @@ class PmofShuffleClusterTest {
   private def shuffleId(rdd: RDD[_]): Int =
     rdd.dependencies.head.asInstanceOf[ShuffleDependency[_, _, _]].shuffleId
 
+  private def namespaceOf(rdd: RDD[_]): String = TestShuffles.namespaceOf(rdd)
+
   @Test
   def jobsMatchPlainScalaAndStopDeletesTheApp(): Unit = {
     var app: String = null
@@ -70,7 +72,7 @@ class PmofShuffleClusterTest {
       val sorted = data(sc).map { case (k, v) => (v, k) }.sortByKey(numPartitions = 4).keys.collect()
       assertEquals(expected.map(_._2).sorted, sorted.toSeq)
 
-      ns = RpmpShuffleCoordinates.namespace(app, shuffleId(reducedRdd))
+      ns = namespaceOf(reducedRdd)
       val info = client.describeNamespace(ns)
       assertEquals(2, info.replicas())
       assertEquals(2, info.replicaNodes().size())
@@ -78,8 +80,8 @@ class PmofShuffleClusterTest {
       assertFalse(client.list(ns).isEmpty, s"nothing stored in $ns")
     } finally sc.stop()
     assertThrows(classOf[RpmpNotFoundException], () => client.describeNamespace(ns))
-    // Nothing under spark/<appId> left to delete.
-    assertThrows(classOf[RpmpNotFoundException], () => client.deleteNamespaces(s"spark/$app", true))
+    // Nothing under spark/<appId>-<runId> left to delete.
+    assertThrows(classOf[RpmpNotFoundException], () => client.deleteNamespaces(ns.substring(0, ns.lastIndexOf('/')), true))
   }
 
   @Test
@@ -89,7 +91,7 @@ class PmofShuffleClusterTest {
       val rdd = data(sc).mapValues(_ => 1).reduceByKey(_ + _, 2)
       assertEquals(997, rdd.count())
       val info = client.describeNamespace(
-        RpmpShuffleCoordinates.namespace(sc.applicationId, shuffleId(rdd)))
+        namespaceOf(rdd))
       assertEquals(3, info.replicas(), info.toString)
     } finally sc.stop()
   }

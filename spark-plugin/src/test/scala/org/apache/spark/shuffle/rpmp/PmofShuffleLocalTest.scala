@@ -55,6 +55,8 @@ class PmofShuffleLocalTest {
   private def shuffleId(rdd: RDD[_]): Int =
     rdd.dependencies.head.asInstanceOf[ShuffleDependency[_, _, _]].shuffleId
 
+  private def namespaceOf(rdd: RDD[_]): String = TestShuffles.namespaceOf(rdd)
+
   @Test
   def groupReduceAndSortMatchPlainScala(): Unit = withSpark(sparkConf(server.address)) { sc =>
     val grouped = data(sc).groupByKey(5).mapValues(_.toSeq.sorted).collect().toMap
@@ -75,7 +77,7 @@ class PmofShuffleLocalTest {
       // Commutative reduce: the result must not depend on the order records arrive in.
       val shuffled = data(sc).mapValues(_.length.toLong).reduceByKey(_ + _, 4)
       val first = shuffled.collect().toMap
-      val ns = RpmpShuffleCoordinates.namespace(sc.applicationId, shuffleId(shuffled))
+      val ns = namespaceOf(shuffled)
       assertTrue(client.list(ns).size() > 0, s"nothing stored in $ns")
 
       // A record of an attempt Spark does not know (e.g. a failed speculative copy): ignored.
@@ -93,7 +95,7 @@ class PmofShuffleLocalTest {
     withSpark(sparkConf(server.address)) { sc =>
       val shuffled = data(sc).groupByKey(2)
       shuffled.count()
-      ns = RpmpShuffleCoordinates.namespace(sc.applicationId, shuffleId(shuffled))
+      ns = namespaceOf(shuffled)
       assertFalse(client.list(ns).isEmpty)
     }
     val left = try client.list(ns).size() catch { case _: RpmpNotFoundException => 0 }

@@ -45,15 +45,15 @@ class RpmpConfTest {
 
   @Test
   def clusterCoordinates(): Unit = {
-    val c = RpmpShuffleCoordinates("app", 3, 10, 5, Nil, Seq("p1:7410", "p2:7411"))
+    val c = RpmpShuffleCoordinates("app", "2", 3, 10, 5, Nil, Seq("p1:7410", "p2:7411"))
     assertTrue(c.clusterMode)
     assertEquals("cluster:p1:7410,p2:7411", c.serverFor(0))
     assertEquals(c.serverFor(0), c.serverFor(4))
-    assertEquals(("p1", 7410), c.locationHostPort)
+    // The location is synthetic: neither a proxy's, a server's nor an executor's host.
     val loc = RpmpShuffleWriter.location(c, 17L)
     assertEquals("rpmp-shuffle-3", loc.executorId)
-    assertEquals("p1", loc.host)
-    assertEquals(7410, loc.port)
+    assertEquals(RpmpShuffleWriter.SyntheticHost, loc.host)
+    assertTrue(loc.host.endsWith(".invalid"))
   }
 
   @Test
@@ -93,8 +93,11 @@ class RpmpConfTest {
 
   @Test
   def placesPartitionsOnServers(): Unit = {
-    val c = RpmpShuffleCoordinates("app", 3, 10, 5, Seq("a:1", "b:2"))
-    assertEquals("spark/app/3", c.namespace)
+    val c = RpmpShuffleCoordinates("app", "run7", 3, 10, 5, Seq("a:1", "b:2"))
+    assertEquals("spark/app-run7/3", c.namespace)
+    // Two runs (application attempts) of one appId never share a namespace.
+    assertNotEquals(c.namespace, c.copy(runId = "run8").namespace)
+    assertThrows(classOf[IllegalArgumentException], () => c.copy(runId = ""))
     assertEquals("a:1", c.serverFor(0))
     assertEquals("b:2", c.serverFor(3))
     assertEquals("4", c.partitionKey(4))
