@@ -137,20 +137,23 @@ Status ClusterClient::OnAnyReplica(const std::string& ns, const ServerFn& fn) {
   }
 }
 
+Status ClusterClient::WriteOnPrimary(bool put, const std::string& ns, const std::string& key,
+                                     const void* data, size_t len, uint64_t tag, WriteId id) {
+  // One id for every server this call is sent to: a retry after a failover is answered
+  // with the first outcome instead of being stored twice.
+  return OnPrimary(ns, true, [&](Client* c, uint64_t) {
+    return static_cast<ClientImpl*>(c)->WriteWithId(put, ns, key, data, len, tag, id);
+  });
+}
+
 Status ClusterClient::Put(const std::string& ns, const std::string& key, const void* data, size_t len,
                           uint64_t tag) {
-  WriteId id = ids_.Next();
-  return OnPrimary(ns, true, [&](Client* c, uint64_t) {
-    return static_cast<ClientImpl*>(c)->WriteWithId(true, ns, key, data, len, tag, id);
-  });
+  return WriteOnPrimary(true, ns, key, data, len, tag, ids_.Next());
 }
 
 Status ClusterClient::Append(const std::string& ns, const std::string& key, const void* data, size_t len,
                              uint64_t tag) {
-  WriteId id = ids_.Next();
-  return OnPrimary(ns, true, [&](Client* c, uint64_t) {
-    return static_cast<ClientImpl*>(c)->WriteWithId(false, ns, key, data, len, tag, id);
-  });
+  return WriteOnPrimary(false, ns, key, data, len, tag, ids_.Next());
 }
 
 StatusOr<std::string> ClusterClient::Get(const std::string& ns, const std::string& key) {

@@ -8,6 +8,7 @@
 #include <cstring>
 
 #include "client-cpp/src/buffer_pool.h"
+#include "client-cpp/src/client_impl.h"
 #include "client-cpp/src/cluster/cluster_client.h"
 #include "proto/placement.h"
 
@@ -246,10 +247,13 @@ void ClusterClient::WriteAsync(bool append, const std::string& ns, const std::st
                                const Buffer& buf, uint64_t tag, Callback done) {
   // The caller keeps buf's memory until done (the zero-copy contract of the async forms);
   // nothing here keeps a reference to the Buffer object itself.
+  // One write id for the fast path and any blocking retry after a failover, so a retry
+  // of a write the old primary already stored is answered, not applied twice.
   const char* data = buf.data();
   size_t len = buf.size();
-  auto blocking = [this, append, ns, key, data, len, tag, done] {
-    done(append ? Append(ns, key, data, len, tag) : Put(ns, key, data, len, tag));
+  WriteId id = ids_.Next();
+  auto blocking = [this, append, ns, key, data, len, tag, id, done] {
+    done(WriteOnPrimary(!append, ns, key, data, len, tag, id));
   };
   Client* c = CachedPrimary(ns);
   if (c == nullptr) return RunAsync(blocking);  // placement unknown: resolve off this thread
@@ -260,8 +264,7 @@ void ClusterClient::WriteAsync(bool append, const std::string& ns, const std::st
     RunAsync(blocking);
   };
   if (Owns(c, buf) || !buf.valid()) {
-    if (append) return c->AppendAsync(ns, key, buf, tag, finish);
-    return c->PutAsync(ns, key, buf, tag, finish);
+    return static_cast<ClientImpl*>(c)->WriteAsyncWithId(!append, ns, key, buf, tag, id, finish);
   }
   // buf is registered with another server's connection: one copy into the primary's
   // memory, owned by the callback until the call completes.
@@ -271,8 +274,7 @@ void ClusterClient::WriteAsync(bool append, const std::string& ns, const std::st
   b->set_size(len);
   auto owned = std::make_shared<Buffer>(std::move(b).value());
   auto keep = [owned, finish](Status st) { finish(st); };
-  if (append) return c->AppendAsync(ns, key, *owned, tag, keep);
-  c->PutAsync(ns, key, *owned, tag, keep);
+  static_cast<ClientImpl*>(c)->WriteAsyncWithId(!append, ns, key, *owned, tag, id, keep);
 }
 
 void ClusterClient::PutAsync(const std::string& ns, const std::string& key, const Buffer& buf, uint64_t tag,
