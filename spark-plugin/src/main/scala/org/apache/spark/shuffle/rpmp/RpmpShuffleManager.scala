@@ -198,6 +198,9 @@ class RpmpShuffleManager(conf: SparkConf, isDriver: Boolean)
       }
     })
 
+  /** Driver: deletes every namespace this SparkContext stored (stop() does it too). */
+  def cleanupApplication(): Unit = cleanupOnStop()
+
   override def stop(): Unit = {
     ttlKeeper.stop()
     cleanupOnStop()
