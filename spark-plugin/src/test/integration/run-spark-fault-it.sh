@@ -82,7 +82,7 @@ if "$spark_submit" "${common[@]}" --conf "spark.eventLog.dir=$work/events-dynall
     --conf spark.dynamicAllocation.minExecutors=0 --conf spark.dynamicAllocation.initialExecutors=2 \
     --conf spark.dynamicAllocation.maxExecutors=2 \
     --conf spark.dynamicAllocation.executorIdleTimeout=2s \
-    --conf spark.dynamicAllocation.schedulerBacklogTimeout=200ms \
+    --conf spark.dynamicAllocation.schedulerBacklogTimeout=1s \
     "$here/spark_dynalloc_job.py" "$work/dynalloc.json" > "$work/dynalloc.log" 2>&1; then
   d="$work/dynalloc.json"
   if [[ $(field "$d" result) == "$(field "$d" expected)" ]]; then ok "dynamic allocation: exact result after the executors were released"

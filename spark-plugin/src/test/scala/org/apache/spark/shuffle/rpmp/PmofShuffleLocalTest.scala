@@ -164,4 +164,18 @@ class PmofShuffleLocalTest {
     assertEquals(1, killedEnds, "the reduce task was not killed")
     assertEquals(0, liveBuffers, "RpmpBuffers left after a killed reduce task")
   }
+
+  @Test
+  def shuffleDataIOReportsReliableStorageAndCleansUp(): Unit = withSpark(sparkConf(server.address)
+      .set("spark.shuffle.sort.io.plugin.class", "io.rpmp.spark.RpmpShuffleDataIO")) { sc =>
+    assertTrue(sc.shuffleDriverComponents.supportsReliableStorage())
+    val shuffled = data(sc).groupByKey(3)
+    assertEquals(997L, shuffled.count())
+    val ns = namespaceOf(shuffled)
+    assertFalse(client.list(ns).isEmpty)
+    // What Spark's ContextCleaner calls once the shuffle is no longer referenced.
+    sc.shuffleDriverComponents.removeShuffle(shuffleId(shuffled), true)
+    val left = try client.list(ns).size() catch { case _: RpmpNotFoundException => 0 }
+    assertEquals(0, left, s"$ns survived removeShuffle")
+  }
 }
