@@ -28,38 +28,10 @@ python_bin=${PYSPARK_PYTHON:-$(dirname "$spark_submit")/python3}
 export PYSPARK_PYTHON="$python_bin" PYSPARK_DRIVER_PYTHON="$python_bin"
 
 work=$(mktemp -d /tmp/rpmp-spark-cluster-it.XXXXXX)
-# local-cluster.sh uses BASE, BASE+1, BASE+10, BASE+11, BASE+20..22: find a free range.
-base=$("$python_bin" - <<'PY'
-import random, socket
-def free(p):
-    s = socket.socket()
-    try:
-        s.bind(("127.0.0.1", p)); return True
-    except OSError:
-        return False
-    finally:
-        s.close()
-for _ in range(200):
-    b = random.randrange(20000, 60000)
-    if all(free(b + o) for o in (0, 1, 10, 11, 20, 21, 22)):
-        print(b); break
-else:
-    raise SystemExit("no free port range")
-PY
-)
-export RPMP_RUN_DIR="$work/cluster" RPMP_BASE_PORT="$base" RPMP_BIN_DIR="$build_dir/bin"
-export RPMP_POOL_SIZE=${RPMP_POOL_SIZE:-1g}
-cluster="$repo/deploy/local-cluster.sh"
-# Stop keeps the cluster's logs in $work/cluster; the pools go.
-cleanup() {
-  "$cluster" stop >/dev/null 2>&1 || true
-  rm -f /dev/shm/rpmp-cluster-"$base"-*.pool
-}
-trap cleanup EXIT
-"$cluster" start > "$work/cluster-start.log" 2>&1 \
-  || { cat "$work/cluster-start.log"; tail -20 "$RPMP_RUN_DIR"/*.log; echo "cluster did not start"; exit 1; }
-proxies=$(grep '^RPMP_PROXIES=' "$work/cluster-start.log" | tail -1 | cut -d= -f2)
-[[ -n "$proxies" ]] || { cat "$work/cluster-start.log"; echo "no RPMP_PROXIES"; exit 1; }
+# shellcheck source=rpmp-cluster-lib.sh
+source "$here/rpmp-cluster-lib.sh"
+start_rpmp_cluster "$work" "$build_dir" "$repo" "$python_bin"
+proxies=$RPMP_PROXIES
 rpmpctl=("$build_dir/bin/rpmpctl" --proxy "$proxies")
 
 common=(--master "local-cluster[2,1,1024]" --driver-memory 1g

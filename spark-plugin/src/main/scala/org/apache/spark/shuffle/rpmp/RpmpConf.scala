@@ -138,6 +138,26 @@ private[spark] object RpmpConf {
       sortRunBytes = sortRun)
   }
 
+  /**
+   * Refuses Spark settings the plugin cannot honour, with what to do instead:
+   *  - spark.shuffle.useOldFetchProtocol=true makes every map attempt's id its partition index,
+   *    so a retried or speculative attempt would share its chunks' tag with the first one;
+   *  - spark.shuffle.push.enabled=true would have Spark push a local data file RPMP never writes.
+   */
+  def checkSparkSettings(conf: SparkConf): Unit = {
+    if (conf.getBoolean("spark.shuffle.useOldFetchProtocol", false)) {
+      throw new IllegalArgumentException("spark.shuffle.useOldFetchProtocol=true is not " +
+        "supported by the RPMP shuffle manager: it makes map ids partition indexes, so " +
+        "attempts of one map could not be told apart. Unset it (it is only for Spark 2.x " +
+        "external shuffle services), or use Spark's own shuffle.")
+    }
+    if (conf.getBoolean("spark.shuffle.push.enabled", false)) {
+      throw new IllegalArgumentException("spark.shuffle.push.enabled=true (push-based " +
+        "shuffle) is not supported by the RPMP shuffle manager: RPMP already stores every map " +
+        "output remotely and writes no local data file to push. Set it to false.")
+    }
+  }
+
   /** Splits "host:port"; IllegalArgumentException (naming `key`) when it is not one. */
   def checkHostPort(s: String, key: String = ServerKey): (String, Int) = {
     val i = s.lastIndexOf(':')

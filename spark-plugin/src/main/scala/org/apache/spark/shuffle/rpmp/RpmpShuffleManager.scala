@@ -6,7 +6,10 @@
 // spark.rpmp.ttl, and stop() deletes spark/<appId>-<runId> recursively. Executors: hand
 // out RpmpShuffleWriter/Reader over a per-JVM RpmpClientCache. When RPMP cannot be
 // reached at registerShuffle, spark.rpmp.fallback=sort hands that shuffle to Spark's
-// SortShuffleManager (with a WARN), =fail fails it. Instantiated by Spark (SparkEnv).
+// SortShuffleManager (with a WARN), =fail fails it. Refuses settings it cannot honour
+// (spark.shuffle.useOldFetchProtocol, push-based shuffle). The driver touches its live
+// shuffles' namespaces every ttl/3 so a job longer than spark.rpmp.ttl keeps them.
+// Instantiated by Spark (SparkEnv).
 package org.apache.spark.shuffle.rpmp
 
 import java.util.concurrent.ConcurrentHashMap
@@ -27,6 +30,7 @@ class RpmpShuffleManager(conf: SparkConf, isDriver: Boolean)
 
   def this(conf: SparkConf) = this(conf, false)
 
+  RpmpConf.checkSparkSettings(conf)
   private val rpmpConf = RpmpConf(conf)
   private val clients = new RpmpClientCache(rpmpConf, if (isDriver) "spark-driver" else "spark")
   private lazy val sortManager = new SortShuffleManager(conf)
@@ -79,6 +83,7 @@ class RpmpShuffleManager(conf: SparkConf, isDriver: Boolean)
         ""
       }
       registered.put(shuffleId, coords)
+      if (coords.clusterMode) ttlKeeper.start()
       logInfo(s"Shuffle $shuffleId stored in RPMP namespace ${coords.namespace}$placement " +
         s"(${coords.numMaps} maps, ${coords.numPartitions} partitions)")
       new RpmpShuffleHandle(shuffleId, coords, dependency)
@@ -189,7 +194,28 @@ class RpmpShuffleManager(conf: SparkConf, isDriver: Boolean)
 
   override def shuffleBlockResolver: ShuffleBlockResolver = sortManager.shuffleBlockResolver
 
+  /** Driver, cluster mode: keeps the namespaces of registered shuffles from expiring. */
+  private lazy val ttlKeeper = new NamespaceKeeper(rpmpConf.ttlSeconds, () =>
+    registered.values().forEach { c =>
+      try clients.get(c.serverFor(0)).touchNamespace(c.namespace) catch {
+        case _: io.rpmp.client.RpmpNotFoundException => // nothing written yet or deleted
+        case NonFatal(e) => logWarning(s"Could not touch RPMP namespace ${c.namespace}: $e")
+      }
+    })
+
+  /** Driver: deletes every namespace this SparkContext stored (stop() does it too). */
+  def cleanupApplication(): Unit = cleanupOnStop()
+
   override def stop(): Unit = {
+    ttlKeeper.stop()
+    cleanupOnStop()
+    registered.clear()
+    clients.closeAll()
+    sortManager.stop()
+  }
+
+  /** Deletes what this SparkContext stored (a test subclass skips it to play a crashed driver). */
+  protected def cleanupOnStop(): Unit = {
     // Driver: every shuffle of spark/<appId>-<runId>/ not yet unregistered goes now; in cluster
     // mode the whole subtree (also namespaces a straggling write recreated).
     if (rpmpConf.clusterMode) {
@@ -209,9 +235,6 @@ class RpmpShuffleManager(conf: SparkConf, isDriver: Boolean)
     } else {
       registered.values().forEach(c => deleteNamespace(c))
     }
-    registered.clear()
-    clients.closeAll()
-    sortManager.stop()
   }
 }
 

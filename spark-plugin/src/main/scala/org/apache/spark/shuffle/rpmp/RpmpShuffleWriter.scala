@@ -3,8 +3,9 @@
 // shuffle's namespace, tagged with this map attempt's id, as one chunk (ShuffleChunk:
 // header stamped in place with seq, cumulative data bytes and LAST on the final chunk).
 // stop(true) waits for all appends and reports each partition's data bytes in a MapStatus
-// whose location is synthetic (it does not die with this executor). Created by
-// RpmpShuffleManager.getWriter.
+// whose location is synthetic (it does not die with this executor), with Spark's
+// order-independent row checksum of the input records (dep.rowBasedChecksums, Spark 4.1+)
+// so Spark can tell a non-deterministic rerun. Created by RpmpShuffleManager.getWriter.
 package org.apache.spark.shuffle.rpmp
 
 import java.io.{IOException, OutputStream}
@@ -17,6 +18,7 @@ import org.apache.spark.{SparkEnv, TaskContext}
 import org.apache.spark.internal.Logging
 import org.apache.spark.scheduler.MapStatus
 import org.apache.spark.shuffle.{ShuffleWriteMetricsReporter, ShuffleWriter}
+import org.apache.spark.shuffle.checksum.RowBasedChecksum
 import org.apache.spark.storage.{BlockManagerId, ShuffleBlockId}
 
 private[spark] class RpmpShuffleWriter[K, V, C](
@@ -38,6 +40,9 @@ private[spark] class RpmpShuffleWriter[K, V, C](
   private val serializerInstance = dep.serializer.newInstance()
   private val serializerManager = SparkEnv.get.serializerManager
   private val pending = mutable.Queue.empty[(Int, CompletableFuture[Void])]
+  // One per partition when Spark asks for row checksums (SQL shuffles, Spark 4.1+), else empty.
+  private val rowChecksums: Array[RowBasedChecksum] =
+    Option(dep.rowBasedChecksums).getOrElse(Array.empty[RowBasedChecksum])
   private var buffers: PartitionBuffers = _
   private var stopping = false
 
@@ -94,10 +99,15 @@ private[spark] class RpmpShuffleWriter[K, V, C](
     buffers = new PartitionBuffers(
       context.taskMemoryManager(), numPartitions, conf.pushBufferSize, openStream, push)
     val partitioner = dep.partitioner
+    // Like Spark's writers: the checksum covers the input records, before map-side combine.
+    val input = if (rowChecksums.isEmpty) records else records.map { r =>
+      rowChecksums(partitioner.getPartition(r._1)).update(r._1, r._2)
+      r
+    }
     val iter: Iterator[Product2[Any, Any]] = if (dep.mapSideCombine) {
-      dep.aggregator.get.combineValuesByKey(records, context)
+      dep.aggregator.get.combineValuesByKey(input, context)
     } else {
-      records
+      input
     }
     while (iter.hasNext) {
       val record = iter.next()
@@ -118,7 +128,8 @@ private[spark] class RpmpShuffleWriter[K, V, C](
     stopping = true
     try {
       if (success) {
-        Some(MapStatus(RpmpShuffleWriter.location(coords, mapId), partitionLengths, mapId))
+        Some(MapStatuses(RpmpShuffleWriter.location(coords, mapId), partitionLengths, mapId,
+          RowBasedChecksum.getAggregatedChecksumValue(rowChecksums)))
       } else {
         None // what this attempt appended is ignored: its id is in no MapStatus
       }

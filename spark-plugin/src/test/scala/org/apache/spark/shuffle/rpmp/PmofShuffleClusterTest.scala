@@ -2,7 +2,8 @@
 // (spark.rpmp.proxies) against a real local RPMP cluster (TestRpmpCluster: etcd + 2
 // rpmp-proxy + 3 rpmp-server): results equal plain Scala; each shuffle is a namespace with
 // spark.rpmp.replicas (capped at the live node count) and spark.rpmp.ttl; stop() deletes
-// spark/<appId> recursively. Skipped when etcd or rpmp-proxy is missing.
+// spark/<appId>-<runId> recursively; a job longer than the ttl keeps its shuffle. Fails when
+// etcd or rpmp-proxy is missing.
 package org.apache.spark.shuffle.rpmp
 
 import java.time.Duration
@@ -10,7 +11,6 @@ import java.time.Duration
 import io.rpmp.client.{RpmpClient, RpmpClientOptions, RpmpNotFoundException}
 import org.junit.jupiter.api.{AfterAll, BeforeAll, Test, TestInstance}
 import org.junit.jupiter.api.Assertions._
-import org.junit.jupiter.api.Assumptions.assumeTrue
 import org.junit.jupiter.api.TestInstance.Lifecycle
 
 import org.apache.spark.{ShuffleDependency, SparkConf, SparkContext}
@@ -23,7 +23,7 @@ class PmofShuffleClusterTest {
 
   @BeforeAll
   def startCluster(): Unit = {
-    assumeTrue(TestRpmpCluster.available,
+    assertTrue(TestRpmpCluster.available,
       s"needs ${TestRpmpCluster.etcd} and rpmp-proxy/rpmpctl in ${TestRpmpCluster.binDir}")
     cluster = TestRpmpCluster.start(3)
     client = RpmpClient.connectCluster(cluster.proxyList,
@@ -93,6 +93,25 @@ class PmofShuffleClusterTest {
       val info = client.describeNamespace(
         namespaceOf(rdd))
       assertEquals(3, info.replicas(), info.toString)
+    } finally sc.stop()
+  }
+
+  @Test
+  def aJobLongerThanTheTtlKeepsItsShuffle(): Unit = {
+    val sc = new SparkContext(sparkConf().set(RpmpConf.TtlKey, "2s"))
+    try {
+      val rdd = data(sc).mapValues(_ => 1).reduceByKey(_ + _, 2)
+      assertEquals(997, rdd.count())
+      val ns = namespaceOf(rdd)
+      // Three ttls (the proxy checks every 300 ms): untouched, the namespace would be gone.
+      val until = System.nanoTime() + 6L * 1000000000L
+      while (System.nanoTime() < until) {
+        assertEquals(ns, client.describeNamespace(ns).name(), "namespace expired mid-job")
+        Thread.sleep(200)
+      }
+      // The second job reuses the map outputs (its map stage is skipped) and reads them.
+      assertEquals(expected.groupBy(_._1).map { case (k, v) => k -> v.size },
+        rdd.collect().toMap)
     } finally sc.stop()
   }
 }

@@ -102,4 +102,37 @@ class RpmpConfTest {
     assertEquals("b:2", c.serverFor(3))
     assertEquals("4", c.partitionKey(4))
   }
+
+  @Test
+  def refusesSettingsItCannotHonour(): Unit = {
+    val old = assertThrows(classOf[IllegalArgumentException], () => RpmpConf.checkSparkSettings(
+      new SparkConf(false).set("spark.shuffle.useOldFetchProtocol", "true")))
+    assertTrue(old.getMessage.contains("spark.shuffle.useOldFetchProtocol"), old.getMessage)
+    val push = assertThrows(classOf[IllegalArgumentException], () => RpmpConf.checkSparkSettings(
+      new SparkConf(false).set("spark.shuffle.push.enabled", "true")))
+    assertTrue(push.getMessage.contains("spark.shuffle.push.enabled"), push.getMessage)
+    // The manager refuses them at construction, before any shuffle.
+    assertThrows(classOf[IllegalArgumentException], () => new RpmpShuffleManager(
+      new SparkConf(false).set(RpmpConf.ServerKey, "h:1")
+        .set("spark.shuffle.useOldFetchProtocol", "true"), true))
+    RpmpConf.checkSparkSettings(new SparkConf(false)
+      .set("spark.shuffle.useOldFetchProtocol", "false").set("spark.shuffle.push.enabled", "false"))
+  }
+
+  @Test
+  def mapStatusCarriesTheChecksumOnThisSpark(): Unit = {
+    assertTrue(MapStatuses.carriesChecksum)
+    val c = RpmpShuffleCoordinates("app", "1", 3, 10, 5, Seq("a:1"))
+    val s = MapStatuses(RpmpShuffleWriter.location(c, 7L), Array(10L, 0L, 3L), 7L, 12345L)
+    assertEquals(12345L, s.checksumValue)
+    assertEquals(7L, s.mapId)
+    assertEquals(0L, s.getSizeForBlock(1))
+  }
+
+  @Test
+  def namespaceKeeperPeriodIsAThirdOfTheTtl(): Unit = {
+    assertEquals(0L, new NamespaceKeeper(0, () => ()).periodMs) // ttl 0: never expires
+    assertEquals(1000L, new NamespaceKeeper(2, () => ()).periodMs)
+    assertEquals(8 * 3600 * 1000L, new NamespaceKeeper(24 * 3600, () => ()).periodMs)
+  }
 }
