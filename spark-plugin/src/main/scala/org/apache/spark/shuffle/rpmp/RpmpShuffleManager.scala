@@ -26,6 +26,8 @@ class RpmpShuffleManager(conf: SparkConf, isDriver: Boolean)
 
   def this(conf: SparkConf) = this(conf, false)
 
+  RpmpShuffleManager.checkSparkVersion(org.apache.spark.SPARK_VERSION)
+
   private val rpmpConf = RpmpConf(conf)
   private val clients = new RpmpClientCache(rpmpConf, if (isDriver) "spark-driver" else "spark")
   private lazy val sortManager = new SortShuffleManager(conf)
@@ -190,5 +192,20 @@ class RpmpShuffleManager(conf: SparkConf, isDriver: Boolean)
     registered.clear()
     clients.closeAll()
     sortManager.stop()
+  }
+}
+
+private[spark] object RpmpShuffleManager {
+  /**
+   * Refuses to start on a Spark line this jar was not built for, with a message naming the
+   * right jar (instead of a NoSuchMethodError deep inside a task).
+   */
+  def checkSparkVersion(running: String): Unit = {
+    if (!SparkCompat.runsOn(running)) {
+      val right = if (running.startsWith("3.5.")) "rpmp-spark-3.5.jar" else "rpmp-spark.jar (Spark 4.x)"
+      throw new IllegalStateException(
+        s"${SparkCompat.JarName} is built for Spark ${SparkCompat.SparkLine}.x but this is Spark " +
+          s"$running: put $right on spark.driver.extraClassPath and spark.executor.extraClassPath")
+    }
   }
 }
