@@ -16,8 +16,9 @@ here=$(cd "$(dirname "$0")" && pwd)
 repo=$(cd "$here/../../../.." && pwd)
 spark_submit=${SPARK_SUBMIT:-$(command -v spark-submit || true)}
 [[ -x "$spark_submit" ]] || { echo "spark-submit not found (pip install pyspark==4.2.0)"; exit 1; }
-jar="$build_dir/jars/rpmp-spark.jar"
+jar=${RPMP_SPARK_JAR:-$build_dir/jars/rpmp-spark.jar}  # rpmp-spark-3.5.jar for Spark 3.5
 [[ -f "$jar" ]] || { echo "missing $jar (run client-java/build-jars.sh $build_dir)"; exit 2; }
+jar=$(cd "$(dirname "$jar")" && pwd)/$(basename "$jar")  # executors need an absolute path
 for b in rpmp-server rpmpctl; do
   [[ -x "$build_dir/bin/$b" ]] || { echo "missing $build_dir/bin/$b"; exit 2; }
 done

@@ -161,7 +161,7 @@ private[spark] object RpmpConf {
   /** Splits "host:port"; IllegalArgumentException (naming `key`) when it is not one. */
   def checkHostPort(s: String, key: String = ServerKey): (String, Int) = {
     val i = s.lastIndexOf(':')
-    val port = if (i > 0) s.substring(i + 1).toIntOption else None
+    val port = if (i > 0) scala.util.Try(s.substring(i + 1).toInt).toOption else None
     port match {
       case Some(p) if p > 0 && p < 65536 => (s.substring(0, i), p)
       case _ => throw new IllegalArgumentException(s"$key: '$s' is not HOST:PORT")

@@ -30,6 +30,7 @@ class RpmpShuffleManager(conf: SparkConf, isDriver: Boolean)
 
   def this(conf: SparkConf) = this(conf, false)
 
+  RpmpShuffleManager.checkSparkVersion(org.apache.spark.SPARK_VERSION)
   RpmpConf.checkSparkSettings(conf)
   private val rpmpConf = RpmpConf(conf)
   private val clients = new RpmpClientCache(rpmpConf, if (isDriver) "spark-driver" else "spark")
@@ -243,4 +244,17 @@ private[spark] object RpmpShuffleManager {
 
   /** 12 hex digits: a run id for a SparkContext without an application attempt id. */
   def randomRunId(): String = f"${random.nextLong() & 0xffffffffffffL}%012x"
+
+  /**
+   * Refuses to start on a Spark line this jar was not built for, with a message naming the
+   * right jar (instead of a NoSuchMethodError deep inside a task).
+   */
+  def checkSparkVersion(running: String): Unit = {
+    if (!SparkCompat.runsOn(running)) {
+      val right = if (running.startsWith("3.5.")) "rpmp-spark-3.5.jar" else "rpmp-spark.jar (Spark 4.x)"
+      throw new IllegalStateException(
+        s"${SparkCompat.JarName} is built for Spark ${SparkCompat.SparkLine}.x but this is Spark " +
+          s"$running: put $right on spark.driver.extraClassPath and spark.executor.extraClassPath")
+    }
+  }
 }

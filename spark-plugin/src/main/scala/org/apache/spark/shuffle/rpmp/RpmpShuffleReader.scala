@@ -75,7 +75,7 @@ private[spark] class RpmpShuffleReader[K, C](
             throw new IllegalStateException(s"unexpected block $other in an RPMP shuffle")
         }
       }
-    byPartition.view.mapValues(_.toSeq).toMap
+    byPartition.map { case (p, attempts) => p -> attempts.toSeq }.toMap
   }
 
   override def read(): Iterator[Product2[K, C]] = {
