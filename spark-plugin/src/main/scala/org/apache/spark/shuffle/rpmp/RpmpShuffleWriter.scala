@@ -18,7 +18,6 @@ import org.apache.spark.{SparkEnv, TaskContext}
 import org.apache.spark.internal.Logging
 import org.apache.spark.scheduler.MapStatus
 import org.apache.spark.shuffle.{ShuffleWriteMetricsReporter, ShuffleWriter}
-import org.apache.spark.shuffle.checksum.RowBasedChecksum
 import org.apache.spark.storage.{BlockManagerId, ShuffleBlockId}
 
 private[spark] class RpmpShuffleWriter[K, V, C](
@@ -41,8 +40,7 @@ private[spark] class RpmpShuffleWriter[K, V, C](
   private val serializerManager = SparkEnv.get.serializerManager
   private val pending = mutable.Queue.empty[(Int, CompletableFuture[Void])]
   // One per partition when Spark asks for row checksums (SQL shuffles, Spark 4.1+), else empty.
-  private val rowChecksums: Array[RowBasedChecksum] =
-    Option(dep.rowBasedChecksums).getOrElse(Array.empty[RowBasedChecksum])
+  private val rowChecksums: Option[RowChecksums] = SparkCompat.rowChecksums(dep)
   private var buffers: PartitionBuffers = _
   private var stopping = false
 
@@ -100,10 +98,7 @@ private[spark] class RpmpShuffleWriter[K, V, C](
       context.taskMemoryManager(), numPartitions, conf.pushBufferSize, openStream, push)
     val partitioner = dep.partitioner
     // Like Spark's writers: the checksum covers the input records, before map-side combine.
-    val input = if (rowChecksums.isEmpty) records else records.map { r =>
-      rowChecksums(partitioner.getPartition(r._1)).update(r._1, r._2)
-      r
-    }
+    val input = RowChecksums.tap(records, rowChecksums, partitioner.getPartition)
     val iter: Iterator[Product2[Any, Any]] = if (dep.mapSideCombine) {
       dep.aggregator.get.combineValuesByKey(input, context)
     } else {
@@ -129,7 +124,7 @@ private[spark] class RpmpShuffleWriter[K, V, C](
     try {
       if (success) {
         Some(MapStatuses(RpmpShuffleWriter.location(coords, mapId), partitionLengths, mapId,
-          RowBasedChecksum.getAggregatedChecksumValue(rowChecksums)))
+          rowChecksums.map(_.aggregated).getOrElse(0L)))
       } else {
         None // what this attempt appended is ignored: its id is in no MapStatus
       }

@@ -33,8 +33,12 @@ private[spark] class RpmpSortShuffleWriter[K, V, C](
   private var sorter: RpmpRecordSorter = _
   private var pusher: ChunkPusher = _
   private var stopping = false
+  // One per partition when Spark asks for row checksums (SQL shuffles, Spark 4.1+).
+  private val rowChecksums: Option[RowChecksums] = SparkCompat.rowChecksums(dep)
 
-  override def write(records: Iterator[Product2[K, V]]): Unit = {
+  override def write(input: Iterator[Product2[K, V]]): Unit = {
+    // Like Spark's writers: the checksum covers the input records.
+    val records = RowChecksums.tap(input, rowChecksums, dep.partitioner.getPartition)
     val serializerManager = SparkEnv.get.serializerManager
     pusher = new ChunkPusher(coords, mapId, clients, conf, metrics,
       (p, out) => serializerManager.wrapStream(ShuffleBlockId(coords.shuffleId, mapId, p), out),
@@ -78,7 +82,8 @@ private[spark] class RpmpSortShuffleWriter[K, V, C](
     stopping = true
     try {
       if (success) {
-        Some(MapStatus(RpmpShuffleWriter.location(coords, mapId), partitionLengths, mapId))
+        Some(MapStatuses(RpmpShuffleWriter.location(coords, mapId), partitionLengths, mapId,
+          rowChecksums.map(_.aggregated).getOrElse(0L)))
       } else {
         None // what this attempt appended is ignored: its id is in no MapStatus
       }

@@ -120,16 +120,6 @@ class RpmpConfTest {
   }
 
   @Test
-  def mapStatusCarriesTheChecksumOnThisSpark(): Unit = {
-    assertTrue(MapStatuses.carriesChecksum)
-    val c = RpmpShuffleCoordinates("app", "1", 3, 10, 5, Seq("a:1"))
-    val s = MapStatuses(RpmpShuffleWriter.location(c, 7L), Array(10L, 0L, 3L), 7L, 12345L)
-    assertEquals(12345L, s.checksumValue)
-    assertEquals(7L, s.mapId)
-    assertEquals(0L, s.getSizeForBlock(1))
-  }
-
-  @Test
   def namespaceKeeperPeriodIsAThirdOfTheTtl(): Unit = {
     assertEquals(0L, new NamespaceKeeper(0, () => ()).periodMs) // ttl 0: never expires
     assertEquals(1000L, new NamespaceKeeper(2, () => ()).periodMs)

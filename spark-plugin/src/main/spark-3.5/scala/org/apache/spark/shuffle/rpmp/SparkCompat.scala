@@ -2,6 +2,8 @@
 // src/main/spark-4/.../SparkCompat.scala, for what differs between the Spark lines.
 package org.apache.spark.shuffle.rpmp
 
+import org.apache.spark.ShuffleDependency
+
 private[spark] object SparkCompat {
   /** The Spark line this jar is built for, as the jar's name says it. */
   val SparkLine = "3.5"
@@ -11,4 +13,7 @@ private[spark] object SparkCompat {
 
   /** Whether this jar can run on Spark `version` (org.apache.spark.SPARK_VERSION). */
   def runsOn(version: String): Boolean = version.startsWith("3.5.")
+
+  /** Spark 3.5 has no row checksums: always None. */
+  def rowChecksums(dep: ShuffleDependency[_, _, _]): Option[RowChecksums] = None
 }

@@ -3,6 +3,8 @@
 // one per src/main/spark-<line>/, with the same members. Shared code calls only these.
 package org.apache.spark.shuffle.rpmp
 
+import org.apache.spark.ShuffleDependency
+
 private[spark] object SparkCompat {
   /** The Spark line this jar is built for, as the jar's name says it. */
   val SparkLine = "4"
@@ -12,4 +14,13 @@ private[spark] object SparkCompat {
 
   /** Whether this jar can run on Spark `version` (org.apache.spark.SPARK_VERSION). */
   def runsOn(version: String): Boolean = version.startsWith("4.")
+
+  // ShuffleDependency.rowBasedChecksums exists from Spark 4.1: looked up once, so this jar
+  // also runs on 4.0, where RowChecksums41 (which names 4.1 classes) is never loaded.
+  private lazy val hasRowChecksums: Boolean =
+    classOf[ShuffleDependency[_, _, _]].getMethods.exists(_.getName == "rowBasedChecksums")
+
+  /** The dependency's row checksums when this Spark has them and asks for them. */
+  def rowChecksums(dep: ShuffleDependency[_, _, _]): Option[RowChecksums] =
+    if (hasRowChecksums) RowChecksums41(dep) else None
 }
