@@ -58,9 +58,11 @@ func TestFailoverKill9(t *testing.T) {
 	eventually(t, 5*time.Second, "nodes LIVE on the new leader", func() bool {
 		return allState(fc, pb.NodeState_NODE_STATE_LIVE, 1, 2, 3)
 	})
-	m, _ := fc.GetNodeMap(ctx, &pb.GetNodeMapRequest{})
-	if m.Leader != c.follower.Addr || len(m.Nodes) != 3 {
-		t.Fatalf("node map after failover: %v", m)
+	ctx2, cancel2 := ctx1s() // the first context may have expired while we polled
+	defer cancel2()
+	m, err := fc.GetNodeMap(ctx2, &pb.GetNodeMapRequest{})
+	if err != nil || m.Leader != c.follower.Addr || len(m.Nodes) != 3 {
+		t.Fatalf("node map after failover: %v %v", m, err)
 	}
 }
 
