@@ -233,7 +233,10 @@ void Server::HandleSimple(Slot* s) {
       st = store_->Delete(std::string(s->req.ns), std::string(s->req.key));
       break;
     case wire::Op::kDeleteNs: st = store_->DeleteNamespace(std::string(s->req.ns)); break;
-    case wire::Op::kBye: sessions_.erase(s->req.h.session); break;
+    case wire::Op::kBye:
+      sessions_.erase(s->req.h.session);
+      raw_owners_.SessionEnded(s->req.h.session);
+      break;
     default: st = Status::Unimplemented("op not served here"); break;
   }
   st.ok() ? Reply(s) : ReplyError(s, st);

@@ -33,11 +33,12 @@ Status Server::Setup() {
   RPMP_ASSIGN_OR_RETURN(fabric_, Fabric::Open(fo));
   for (const MemoryArea& a : store_->Areas()) {
     if (pool_mrs_.size() <= a.pool) pool_mrs_.resize(a.pool + 1);
-    RPMP_ASSIGN_OR_RETURN(pool_mrs_[a.pool], fabric_->Register(a.base, a.size));
+    RPMP_ASSIGN_OR_RETURN(pool_mrs_[a.pool], fabric_->Register(a.base, a.size, MrAccess::kRemoteRead));
   }
   size_t n = config_.recv_slots;
   slot_memory_.resize(n * 2 * wire::kMaxFrame);
-  RPMP_ASSIGN_OR_RETURN(slot_mr_, fabric_->Register(slot_memory_.data(), slot_memory_.size()));
+  RPMP_ASSIGN_OR_RETURN(slot_mr_, fabric_->Register(slot_memory_.data(), slot_memory_.size(),
+                                                     MrAccess::kLocalOnly));
   for (size_t i = 0; i < n; i++) {
     auto slot = std::make_unique<Slot>();
     slot->recv_buf = slot_memory_.data() + 2 * i * wire::kMaxFrame;
@@ -220,6 +221,7 @@ void Server::ReplyError(Slot* s, const Status& st) {
 
 void Server::Recycle(Slot* s) {
   if (s->reservation.valid()) store_->Abort(&s->reservation);
+  if (s->raw_pinned) raw_owners_.Unpin(s->raw_at);
   s->Clear();
   busy_slots_.fetch_sub(1);
   Status st = fabric_->PostRecv(&s->recv_op.op, s->recv_buf, wire::kMaxFrame, s->desc);

@@ -23,6 +23,7 @@
 #include "common/wire.h"
 #include "server/cluster/write_coordinator.h"
 #include "server/config.h"
+#include "server/raw_owners.h"
 #include "server/store/store.h"
 #include "transport/fabric.h"
 
@@ -91,6 +92,7 @@ class Server {
   std::vector<char> slot_memory_;
   std::vector<std::unique_ptr<Slot>> slots_;
   std::unordered_map<uint32_t, PeerAddr> sessions_;  // progress thread only
+  RawOwners raw_owners_;  // who may touch which raw allocation (raw_handlers.cc)
   std::mt19937_64 session_rng_{std::random_device{}()};  // progress thread only
 
   std::atomic<bool> shutdown_{false};

@@ -32,6 +32,8 @@ struct Slot {
   Reservation reservation;       // put/append by RMA
   ObjectView view;               // get: pins records while they are written out
   char* raw = nullptr;           // raw write/read target
+  bool raw_pinned = false;       // raw_at is pinned in Server::raw_owners_ until recycled
+  RawAddress raw_at;
   size_t rma_pending = 0;
   Status rma_status;
 
@@ -42,6 +44,7 @@ struct Slot {
     reservation.Reset();
     view = ObjectView();
     raw = nullptr;
+    raw_pinned = false;
     rma_pending = 0;
     rma_status = Status::Ok();
   }

@@ -38,6 +38,14 @@ struct FabricOptions {
 
 using PeerAddr = fi_addr_t;
 
+// What a peer may do to a registered region (docs/security.md). Local use (sends,
+// receives, the local side of RMA this endpoint posts) is always allowed.
+enum class MrAccess : uint8_t {
+  kLocalOnly,        // no peer may touch it (server request slots)
+  kRemoteRead,       // peers may RMA-read it, never write (server pools)
+  kRemoteReadWrite,  // peers may RMA-read and -write it (client buffers)
+};
+
 enum class OpKind : uint8_t { kSend, kRecv, kRead, kWrite };
 
 // Callers embed this as the FIRST member of their per-operation context.
@@ -94,8 +102,9 @@ class Fabric {
   Fabric(const Fabric&) = delete;
   Fabric& operator=(const Fabric&) = delete;
 
-  // Registers [base, base+len) for local use and remote read/write.
-  StatusOr<std::unique_ptr<MemoryRegion>> Register(void* base, size_t len);
+  // Registers [base, base+len) for local use and the remote access `access` allows.
+  StatusOr<std::unique_ptr<MemoryRegion>> Register(void* base, size_t len,
+                                                   MrAccess access = MrAccess::kRemoteReadWrite);
   // This endpoint's address, to hand to peers (opaque bytes).
   std::string LocalAddress() const;
   // "127.0.0.1:7000" of this endpoint, for logs.

@@ -110,8 +110,10 @@ Fabric::~Fabric() {
   if (info_ != nullptr) fi_freeinfo(info_);
 }
 
-StatusOr<std::unique_ptr<MemoryRegion>> Fabric::Register(void* base, size_t len) {
-  uint64_t access = FI_SEND | FI_RECV | FI_READ | FI_WRITE | FI_REMOTE_READ | FI_REMOTE_WRITE;
+StatusOr<std::unique_ptr<MemoryRegion>> Fabric::Register(void* base, size_t len, MrAccess mode) {
+  uint64_t access = FI_SEND | FI_RECV | FI_READ | FI_WRITE;
+  if (mode != MrAccess::kLocalOnly) access |= FI_REMOTE_READ;
+  if (mode == MrAccess::kRemoteReadWrite) access |= FI_REMOTE_WRITE;
   uint64_t requested_key;
   {
     std::lock_guard<std::mutex> lock(mu_);
