@@ -5,6 +5,7 @@
 // serves, so scripts and tests can wait for readiness without sleeping.
 // Exit status: 0 after a clean stop, 2 for bad flags/config, 1 when it cannot start.
 #include <signal.h>
+#include <stdlib.h>
 
 #include <cstdio>
 
@@ -37,6 +38,9 @@ int Run(int argc, char** argv) {
   pthread_sigmask(SIG_BLOCK, &signals, nullptr);
   signal(SIGPIPE, SIG_IGN);
 
+  // Server-to-server links (cluster mode) use librpmp, which reads the secret from
+  // $RPMP_SECRET_FILE: point it at the server's own secret.
+  if (!config->auth_secret_file.empty()) setenv("RPMP_SECRET_FILE", config->auth_secret_file.c_str(), 1);
   StoreOptions so;
   for (const PoolConfig& p : config->pools) so.pools.push_back({p.path, p.size});
   so.segment_size = config->segment_size;

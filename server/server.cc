@@ -5,6 +5,7 @@
 #include <chrono>
 #include <cstring>
 
+#include "common/auth.h"
 #include "common/config_util.h"
 #include "common/log.h"
 #include "server/slot.h"
@@ -31,6 +32,21 @@ Status Server::Setup() {
   fo.node = hp.host;
   fo.service = hp.port;
   RPMP_ASSIGN_OR_RETURN(fabric_, Fabric::Open(fo));
+  if (!config_.auth_secret_file.empty()) {
+    RPMP_ASSIGN_OR_RETURN(secret_, auth::LoadSecretFile(config_.auth_secret_file));
+  } else {
+    RPMP_LOG_WARN("no cluster secret configured (auth_secret_file): any client that reaches %s "
+                  "is served unauthenticated%s (docs/security.md)", config_.listen.c_str(),
+                  config_.insecure ? " (--insecure)" : "; protected mode: loopback only");
+  }
+  SessionLimits limits;
+  limits.max_per_address = config_.max_sessions_per_address;
+  limits.max_inflight = config_.max_inflight_per_client;
+  limits.idle_timeout = config_.session_idle_timeout;
+  sessions_ = std::make_unique<SessionTable>(fabric_.get(), limits);
+  if (!fabric_->reports_source())
+    RPMP_LOG_WARN("provider %s does not report senders: sessions are bound by id and tag only",
+                  fabric_->traits().name);
   for (const MemoryArea& a : store_->Areas()) {
     if (pool_mrs_.size() <= a.pool) pool_mrs_.resize(a.pool + 1);
     RPMP_ASSIGN_OR_RETURN(pool_mrs_[a.pool], fabric_->Register(a.base, a.size, MrAccess::kRemoteRead));
@@ -79,6 +95,7 @@ void Server::ProgressLoop() {
   while (true) {
     int n = fabric_->Wait(comps, 32, draining ? 10 : 100);
     for (int i = 0; i < n; i++) OnCompletion(comps[i]);
+    ExpireSessions();
     if (Draining() && !draining) {
       draining = true;
       drain_deadline = std::chrono::steady_clock::now() + config_.drain_timeout;
@@ -109,7 +126,7 @@ void Server::OnCompletion(const Completion& c) {
         return;
       }
       busy_slots_.fetch_add(1);
-      OnRequest(s, c.length);
+      OnRequest(s, c.length, c.src);
       return;
     case OpKind::kSend:
       if (!c.status.ok()) RPMP_LOG_DEBUG("reply not delivered: %s", c.status.ToString().c_str());
@@ -123,7 +140,7 @@ void Server::OnCompletion(const Completion& c) {
   }
 }
 
-void Server::OnRequest(Slot* s, size_t len) {
+void Server::OnRequest(Slot* s, size_t len, PeerAddr src) {
   counters_.requests.fetch_add(1, std::memory_order_relaxed);
   Status st = wire::DecodeRequest(s->recv_buf, len, &s->req);
   if (!st.ok()) {
@@ -132,10 +149,11 @@ void Server::OnRequest(Slot* s, size_t len) {
     wire::DecodeHeader(s->recv_buf, len, &h);  // fields are filled even when refused
     uint32_t magic = 0;
     if (len >= 4) std::memcpy(&magic, s->recv_buf, 4);
-    auto it = sessions_.find(h.session);
-    if (magic == wire::kMagic && it != sessions_.end()) {  // a known peer: tell it why
+    Session* known = sessions_->Find(h.session);
+    if (magic == wire::kMagic && known != nullptr && known->tag == h.session_tag &&
+        (!fabric_->reports_source() || src == known->peer)) {  // a known peer: tell it why
       s->req.h = h;
-      s->peer = it->second;
+      s->peer = known->peer;
       s->has_peer = true;
       ReplyError(s, st);
       return;
@@ -148,14 +166,7 @@ void Server::OnRequest(Slot* s, size_t len) {
     HandleHello(s);
     return;
   }
-  auto it = sessions_.find(s->req.h.session);
-  if (it == sessions_.end()) {  // no address to answer to
-    RPMP_LOG_DEBUG("dropped %s from unknown session %u", wire::OpName(s->req.h.op), s->req.h.session);
-    Recycle(s);
-    return;
-  }
-  s->peer = it->second;
-  s->has_peer = true;
+  if (!AdmitRequest(s, src)) return;
   if (Draining()) {
     ReplyError(s, Status::Unavailable("server is shutting down"));
     return;
@@ -200,6 +211,7 @@ void Server::Reply(Slot* s) {
   s->resp.h.op = s->req.h.op;
   s->resp.h.request_id = s->req.h.request_id;
   s->resp.h.session = s->req.h.session;
+  s->resp.h.session_tag = s->req.h.session_tag;
   size_t len = wire::EncodeResponse(s->resp, s->send_buf, wire::kMaxFrame);
   if (len == 0) {  // cannot happen for well-formed responses; never send garbage
     s->resp = wire::Response();
@@ -222,6 +234,7 @@ void Server::ReplyError(Slot* s, const Status& st) {
 void Server::Recycle(Slot* s) {
   if (s->reservation.valid()) store_->Abort(&s->reservation);
   if (s->raw_pinned) raw_owners_.Unpin(s->raw_at);
+  if (s->counted_session != 0 || !s->peer_hold.empty()) ReleaseSessionHold(s);
   s->Clear();
   busy_slots_.fetch_sub(1);
   Status st = fabric_->PostRecv(&s->recv_op.op, s->recv_buf, wire::kMaxFrame, s->desc);

@@ -3,6 +3,7 @@
 // so the fast path allocates nothing. Internal to server/.
 #pragma once
 
+#include <string>
 #include <vector>
 
 #include "common/wire.h"
@@ -34,6 +35,8 @@ struct Slot {
   char* raw = nullptr;           // raw write/read target
   bool raw_pinned = false;       // raw_at is pinned in Server::raw_owners_ until recycled
   RawAddress raw_at;
+  uint32_t counted_session = 0;  // its in-flight count includes this request
+  std::string peer_hold;         // an AV reference (by address) kept until the reply is sent
   size_t rma_pending = 0;
   Status rma_status;
 
@@ -45,6 +48,8 @@ struct Slot {
     view = ObjectView();
     raw = nullptr;
     raw_pinned = false;
+    counted_session = 0;
+    peer_hold.clear();
     rma_pending = 0;
     rma_status = Status::Ok();
   }

@@ -57,6 +57,9 @@ struct OpContext {
 struct Completion {
   OpContext* ctx = nullptr;
   size_t length = 0;  // bytes received (receives)
+  // Receives: the sender, when the provider reports sources (Fabric::reports_source)
+  // and the sender is in the address vector; FI_ADDR_NOTAVAIL otherwise.
+  PeerAddr src = FI_ADDR_NOTAVAIL;
   Status status;      // not OK when the operation failed (peer gone, access error)
 };
 
@@ -135,6 +138,8 @@ class Fabric {
   const ProviderTraits& traits() const { return *traits_; }
   const fi_info* info() const { return info_; }
   bool needs_local_desc() const { return (mr_mode_ & FI_MR_LOCAL) != 0; }
+  // True when receive completions name their sender (FI_SOURCE): docs/security.md.
+  bool reports_source() const { return source_; }
 
  private:
   Fabric() = default;
@@ -163,6 +168,7 @@ class Fabric {
   fid_cq* cq_ = nullptr;
   fid_ep* ep_ = nullptr;
   uint64_t mr_mode_ = 0;
+  bool source_ = false;
   uint64_t next_key_ = 1;
   int wait_fd_ = -1;
   int event_fd_ = -1;                      // kicks the waiting thread
