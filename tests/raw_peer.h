@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "common/auth.h"
 #include "common/wire.h"
 #include "transport/fabric.h"
 
@@ -22,6 +23,7 @@ struct RawPeer {
   std::vector<char> mem = std::vector<char>(4 * wire::kMaxFrame + (1 << 20));
   PeerAddr server = 0;
   uint32_t session = 0;
+  uint64_t tag = 0;
 
   explicit RawPeer(const std::string& address) {
     FabricOptions o;
@@ -74,12 +76,40 @@ struct RawPeer {
 
   std::string Encode(wire::Request r) {
     r.h.session = session;
+    r.h.session_tag = tag;
     std::string buf(wire::kMaxFrame, '\0');
     buf.resize(wire::EncodeRequest(r, buf.data(), buf.size()));
     return buf;
   }
 
-  void Hello() {
+  // Opens a session like librpmp does (challenge-response when the server asks for
+  // one, with `secret`). Returns the final reply; session/tag are set when it is OK.
+  wire::Response Hello(const std::string& secret = "") {
+    wire::Request r;
+    r.h.op = wire::Op::kHello;
+    r.h.flags = wire::kFlagAuth;
+    std::string addr = fabric->LocalAddress();
+    std::string cn = auth::RandomNonce();
+    r.fabric_address = addr;
+    r.client_name = "raw-peer";
+    r.client_nonce = cn;
+    wire::Response resp;
+    REQUIRE(Exchange(Encode(r), &resp));
+    std::string challenge = resp.challenge, proof;
+    if (resp.h.status == 0 && !challenge.empty()) {
+      proof = auth::ClientProof(secret, challenge, cn, addr);
+      r.server_nonce = challenge;
+      r.proof = proof;
+      REQUIRE(Exchange(Encode(r), &resp));
+    }
+    if (resp.h.status == 0) {
+      session = resp.session;
+      tag = resp.h.session_tag;
+    }
+    return resp;
+  }
+  // A HELLO of a pre-tag client (no kFlagAuth).
+  wire::Response LegacyHello() {
     wire::Request r;
     r.h.op = wire::Op::kHello;
     std::string addr = fabric->LocalAddress();
@@ -87,7 +117,15 @@ struct RawPeer {
     r.client_name = "raw-peer";
     wire::Response resp;
     REQUIRE(Exchange(Encode(r), &resp));
-    session = resp.session;
+    if (resp.h.status == 0) session = resp.session;
+    return resp;
+  }
+  // STAT on the session: true when it answers OK.
+  bool Serves() {
+    wire::Request r;
+    r.h.op = wire::Op::kStat;
+    wire::Response resp;
+    return Exchange(Encode(r), &resp) && resp.h.status == 0;
   }
 };
 

@@ -4,12 +4,18 @@
 // stored byte changed. Rows the code does not prevent yet are tested as KNOWN
 // EXPOSURE (the test proves the doc's statement true; it fails once fixed, so the
 // doc gets updated).
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <catch2/catch.hpp>
+#include <cstdlib>
+#include <fstream>
 #include <string>
 
 #include "rpmp/client.h"
 #include "tests/raw_peer.h"
 #include "tests/server_process.h"
+#include "tests/test_util.h"
 
 namespace rpmp {
 namespace {
@@ -17,17 +23,39 @@ namespace {
 using testing::RawPeer;
 using testing::ServerProcess;
 
-std::unique_ptr<Client> Connect(const ServerProcess& server) {
+// A cluster secret in a private temporary file (removed with the object).
+struct SecretFile {
+  std::string dir, path, secret;
+  explicit SecretFile(const std::string& s = "test-cluster-secret-0123456789") : secret(s) {
+    char tmpl[] = "/tmp/rpmp-sec-XXXXXX";
+    REQUIRE(mkdtemp(tmpl) != nullptr);
+    dir = tmpl;
+    path = dir + "/secret";
+    std::ofstream(path) << secret << "\n";
+    chmod(path.c_str(), 0600);
+  }
+  ~SecretFile() {
+    unlink(path.c_str());
+    rmdir(dir.c_str());
+  }
+};
+
+StatusOr<std::unique_ptr<Client>> TryConnect(const ServerProcess& server, const std::string& secret) {
   ClientOptions o;
   o.timeout = std::chrono::seconds(10);
-  auto c = Client::Connect(server.address(), o);
+  o.secret = secret;
+  return Client::Connect(server.address(), o);
+}
+
+std::unique_ptr<Client> Connect(const ServerProcess& server, const std::string& secret = "") {
+  auto c = TryConnect(server, secret);
   REQUIRE(c.ok());
   return std::move(c).value();
 }
 
-void ExpectServes(const ServerProcess& server) {
+void ExpectServes(const ServerProcess& server, const std::string& secret = "") {
   REQUIRE(server.Running());
-  auto c = Connect(server);
+  auto c = Connect(server, secret);
   REQUIRE(c->Put("ok", "k", "v", 1).ok());
   CHECK(*c->Get("ok", "k") == "v");
 }
@@ -112,6 +140,114 @@ TEST_CASE("attack: another session's raw allocation cannot be freed, read or wri
   CHECK(other->Free(*a).ok());
 }
 
+TEST_CASE("attack: HELLO without or with a wrong secret is refused; the right one works") {
+  unsetenv("RPMP_SECRET_FILE");
+  SecretFile secret;
+  ServerProcess server("256m", {"--auth-secret-file", secret.path});
+  REQUIRE(server.Start());
+  REQUIRE(Connect(server, secret.secret)->Put("ns", "k", "kept", 4).ok());
+
+  auto none = TryConnect(server, "");
+  REQUIRE_FALSE(none.ok());
+  CHECK(none.status().code() == StatusCode::kPermissionDenied);
+  CHECK(none.status().message().find("requires authentication") != std::string::npos);
+  auto wrong = TryConnect(server, "not-the-cluster-secret!!");
+  REQUIRE_FALSE(wrong.ok());
+  CHECK(wrong.status().code() == StatusCode::kPermissionDenied);
+  CHECK(wrong.status().message().find("wrong cluster secret") != std::string::npos);
+
+  RawPeer legacy(server.address());  // a pre-auth client
+  CHECK(legacy.LegacyHello().h.status == static_cast<uint16_t>(StatusCode::kPermissionDenied));
+  RawPeer replay(server.address());  // a proof for a challenge never issued
+  wire::Request r;
+  r.h.op = wire::Op::kHello;
+  r.h.flags = wire::kFlagAuth;
+  std::string addr = replay.fabric->LocalAddress(), sn = auth::RandomNonce(), cn = auth::RandomNonce();
+  std::string proof = auth::ClientProof(secret.secret, sn, cn, addr);
+  r.fabric_address = addr;
+  r.server_nonce = sn;
+  r.client_nonce = cn;
+  r.proof = proof;
+  wire::Response resp;
+  REQUIRE(replay.Exchange(replay.Encode(r), &resp));
+  CHECK(resp.h.status == static_cast<uint16_t>(StatusCode::kPermissionDenied));
+  CHECK(resp.message.find("unknown or expired challenge") != std::string::npos);
+
+  // The secret from the environment, as rpmpctl and rpmp-bench get it.
+  setenv("RPMP_SECRET_FILE", secret.path.c_str(), 1);
+  CHECK(TryConnect(server, "").ok());
+  unsetenv("RPMP_SECRET_FILE");
+
+  ExpectServes(server, secret.secret);
+  CHECK(*Connect(server, secret.secret)->Get("ns", "k") == "kept");
+  // A client with a secret refuses a server that cannot prove it (an impostor, or
+  // one configured without): the secret-less server here.
+  ServerProcess open_server;
+  REQUIRE(open_server.Start());
+  auto refused = TryConnect(open_server, secret.secret);
+  REQUIRE_FALSE(refused.ok());
+  CHECK(refused.status().message().find("does not authenticate clients") != std::string::npos);
+}
+
+TEST_CASE("attack: forged session id and BYE of another session are refused") {
+  SecretFile secret;
+  ServerProcess server("256m", {"--auth-secret-file", secret.path});
+  REQUIRE(server.Start());
+  RawPeer victim(server.address()), attacker(server.address());
+  REQUIRE(victim.Hello(secret.secret).h.status == 0);
+  REQUIRE(attacker.Hello(secret.secret).h.status == 0);
+  REQUIRE(victim.Serves());
+
+  // Even knowing the victim's session id AND tag, frames from another address fail.
+  uint32_t own_session = attacker.session;
+  uint64_t own_tag = attacker.tag;
+  attacker.session = victim.session;
+  attacker.tag = victim.tag;
+  wire::Request del;
+  del.h.op = wire::Op::kDeleteNs;
+  del.ns = "ok";
+  wire::Response resp;
+  REQUIRE(Connect(server, secret.secret)->Put("ok", "k", "v", 1).ok());
+  REQUIRE(attacker.Exchange(attacker.Encode(del), &resp));
+  CHECK(resp.h.status == static_cast<uint16_t>(StatusCode::kPermissionDenied));
+  CHECK(resp.message.find("does not belong to session") != std::string::npos);
+  wire::Request bye;
+  bye.h.op = wire::Op::kBye;
+  REQUIRE(attacker.Exchange(attacker.Encode(bye), &resp));
+  CHECK(resp.h.status == static_cast<uint16_t>(StatusCode::kPermissionDenied));
+  // A guessed tag on one's own session id is refused too.
+  attacker.session = own_session;
+  attacker.tag = own_tag ^ 1;
+  REQUIRE(attacker.Exchange(attacker.Encode(bye), &resp));
+  CHECK(resp.h.status == static_cast<uint16_t>(StatusCode::kPermissionDenied));
+  attacker.tag = own_tag;
+  CHECK(attacker.Serves());
+
+  CHECK(victim.Serves());  // its session survived the forged BYE
+  CHECK(Connect(server, secret.secret)->Get("ok", "k").ok());  // nothing deleted
+  ExpectServes(server, secret.secret);
+}
+
+TEST_CASE("attack: 10,000 HELLOs from one address are capped; others are served") {
+  ServerProcess server;
+  REQUIRE(server.Start());
+  RawPeer flood(server.address());
+  int ok = 0, capped = 0;
+  std::string message;
+  for (int i = 0; i < 10000; i++) {
+    wire::Response r = flood.Hello();
+    if (r.h.status == 0) ok++;
+    if (r.h.status == static_cast<uint16_t>(StatusCode::kResourceExhausted)) {
+      capped++;
+      message = r.message;
+    }
+  }
+  CHECK(ok == 64);  // max_sessions_per_address
+  CHECK(capped == 10000 - 64);
+  CHECK(message.find("too many sessions from this client address") != std::string::npos);
+  ExpectServes(server);
+}
+
 TEST_CASE("KNOWN EXPOSURE: one-sided read of another namespace with its GET_META reference") {
   // docs/security.md row "one-sided read of another namespace's segment": every pool
   // is one registration with one key, so a session that learns an address can read
@@ -125,6 +261,21 @@ TEST_CASE("KNOWN EXPOSURE: one-sided read of another namespace with its GET_META
   wire::RecordMeta m = MetaOf(peer, "app-a", "secret");  // nothing checks who asks
   CHECK(peer.Rma(false, m.rma_addr, m.rma_key, 4096).ok());
   ExpectServes(server);
+}
+
+}  // namespace
+}  // namespace rpmp
+
+namespace rpmp {
+namespace {
+
+TEST_CASE("protected mode: without a secret only loopback addresses are served") {
+  std::string out, err;
+  std::string port = std::to_string(testing::FreePort());
+  CHECK(testing::RunTool({"rpmp-server", "--listen", "0.0.0.0:" + port, "--pool", "/nonexistent/p:64m"},
+                         "", &out, &err) == 2);
+  CHECK(err.find("without a cluster secret (protected mode)") != std::string::npos);
+  CHECK(err.find("--insecure") != std::string::npos);
 }
 
 }  // namespace
