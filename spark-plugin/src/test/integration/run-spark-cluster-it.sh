@@ -60,6 +60,10 @@ trap cleanup EXIT
   || { cat "$work/cluster-start.log"; tail -20 "$RPMP_RUN_DIR"/*.log; echo "cluster did not start"; exit 1; }
 proxies=$(grep '^RPMP_PROXIES=' "$work/cluster-start.log" | tail -1 | cut -d= -f2)
 [[ -n "$proxies" ]] || { cat "$work/cluster-start.log"; echo "no RPMP_PROXIES"; exit 1; }
+# The cluster is secured: clients (rpmpctl, the executors' librpmp) need its secret.
+RPMP_SECRET_FILE=$(grep '^RPMP_SECRET_FILE=' "$work/cluster-start.log" | tail -1 | cut -d= -f2)
+[[ -n "$RPMP_SECRET_FILE" ]] || { cat "$work/cluster-start.log"; echo "no RPMP_SECRET_FILE"; exit 1; }
+export RPMP_SECRET_FILE
 rpmpctl=("$build_dir/bin/rpmpctl" --proxy "$proxies")
 
 common=(--master "local-cluster[2,1,1024]" --driver-memory 1g
