@@ -35,7 +35,8 @@ off=$(start open)
 trap 'cleanup; rm -f /dev/shm/rpmp-secbench-$$-*.pool' EXIT
 declare -A sum
 for r in $(seq 1 "$rounds"); do
-  for mode in off on; do
+  order="off on"; [ $((r % 2)) = 0 ] && order="on off"  # alternate who goes first
+  for mode in $order; do
     addr=$off; env=(env -u RPMP_SECRET_FILE)
     [ $mode = on ] && { addr=$on; env=(env RPMP_SECRET_FILE="$work/secret"); }
     while read -r line; do
