@@ -41,7 +41,9 @@ Status Server::Setup() {
   }
   SessionLimits limits;
   limits.max_per_address = config_.max_sessions_per_address;
-  limits.max_inflight = config_.max_inflight_per_client;
+  // Enforced at twice what HELLO advertises: a client may send its next request as soon
+  // as it has a reply, before this server has seen that reply's send complete.
+  limits.max_inflight = 2 * config_.max_inflight_per_client;
   limits.idle_timeout = config_.session_idle_timeout;
   sessions_ = std::make_unique<SessionTable>(fabric_.get(), limits);
   if (!fabric_->reports_source())

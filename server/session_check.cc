@@ -105,9 +105,15 @@ bool Server::AdmitRequest(Slot* s, PeerAddr src) {
   s->has_peer = true;
   session->last_used = std::chrono::steady_clock::now();
   if (session->inflight >= sessions_->limits().max_inflight) {
+    // Over the limit: dropped without a reply. A reply would hold this slot until its
+    // send completes, which a stalled client never lets happen; well-behaved clients
+    // never get here (they send at most the max_inflight HELLO advertised).
+    counters_.errors.fetch_add(1, std::memory_order_relaxed);
     lock.unlock();
-    ReplyError(s, Status::NoSpace("too many requests in flight on this session (max " +
-                                  std::to_string(sessions_->limits().max_inflight) + ")"));
+    RPMP_LOG_DEBUG("session %u: over %u requests in flight, %s dropped", h.session,
+                   sessions_->limits().max_inflight, wire::OpName(h.op));
+    s->has_peer = false;
+    Recycle(s);
     return false;
   }
   session->inflight++;

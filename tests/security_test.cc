@@ -11,6 +11,7 @@
 #include <cstdlib>
 #include <fstream>
 #include <string>
+#include <vector>
 
 #include "rpmp/client.h"
 #include "tests/raw_peer.h"
@@ -246,6 +247,43 @@ TEST_CASE("attack: 10,000 HELLOs from one address are capped; others are served"
   CHECK(capped == 10000 - 64);
   CHECK(message.find("too many sessions from this client address") != std::string::npos);
   ExpectServes(server);
+}
+
+TEST_CASE("attack: a client that never completes RMA holds at most its in-flight limit of slots") {
+  // 256 receive slots; one session may hold 2 x 64. The attacker asks for 300 GETs
+  // (more than all slots) of 1 MiB into its buffer and never drives its endpoint, so
+  // the server's RMA writes stall once the socket buffers are full. Requests over the
+  // limit are dropped, so the slots left keep serving everyone else.
+  ServerProcess server("256m");
+  REQUIRE(server.Start());
+  std::string big(1 << 20, 'b');
+  REQUIRE(Connect(server)->Put("ns", "big", big.data(), big.size()).ok());
+  RawPeer attacker(server.address());
+  REQUIRE(attacker.Hello().h.status == 0);
+  std::vector<std::string> frames;
+  std::vector<OpContext> sends(300);
+  for (int i = 0; i < 300; i++) {
+    wire::Request get;
+    get.h.op = wire::Op::kGet;
+    get.h.flags = wire::kFlagRma;
+    get.ns = "ns";
+    get.key = "big";
+    get.rma = {attacker.mr->RmaAddr(attacker.bulk()), attacker.mr->key(), 1 << 20};
+    frames.push_back(attacker.Encode(get));
+  }
+  for (int i = 0; i < 300; i++)
+    REQUIRE(attacker.fabric->Send(&sends[i], attacker.server, frames[i].data(), frames[i].size(),
+                                  attacker.mr->desc()).ok());
+  // No polling by the attacker from here on. Others are still served, repeatedly.
+  for (int i = 0; i < 5; i++) {
+    auto c = Connect(server);
+    REQUIRE(c->Put("other", "k" + std::to_string(i), big.data(), big.size()).ok());
+    StatusOr<std::string> got = c->Get("other", "k" + std::to_string(i));
+    REQUIRE(got.ok());
+    CHECK(*got == big);
+  }
+  CHECK(server.Running());
+  attacker.fabric.reset();  // the stalled operations go with the endpoint
 }
 
 TEST_CASE("KNOWN EXPOSURE: one-sided read of another namespace with its GET_META reference") {
