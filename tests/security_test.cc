@@ -141,7 +141,7 @@ TEST_CASE("attack: another session's raw allocation cannot be freed, read or wri
   CHECK(other->Free(*a).ok());
 }
 
-TEST_CASE("attack: HELLO without or with a wrong secret is refused; the right one works") {
+TEST_CASE("attack: HELLO without or with a wrong secret is refused, the right one works") {
   unsetenv("RPMP_SECRET_FILE");
   SecretFile secret;
   ServerProcess server("256m", {"--auth-secret-file", secret.path});
@@ -229,7 +229,7 @@ TEST_CASE("attack: forged session id and BYE of another session are refused") {
   ExpectServes(server, secret.secret);
 }
 
-TEST_CASE("attack: 10,000 HELLOs from one address are capped; others are served") {
+TEST_CASE("attack: 10,000 HELLOs from one address are capped, others are served") {
   ServerProcess server;
   REQUIRE(server.Start());
   RawPeer flood(server.address());
