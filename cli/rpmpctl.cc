@@ -5,6 +5,7 @@
 
 #include <cerrno>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <fstream>
 #include <iostream>
@@ -19,6 +20,7 @@
 #include "proto/proxy_client.h"
 #include "rpmp/client.h"
 #include "rpmp/cluster.h"
+#include "transport/fast_start/short_lived.h"
 
 namespace rpmp {
 namespace {
@@ -210,6 +212,10 @@ int Main(int argc, char** argv) {
     return Usage("no server given: use --server HOST:PORT, --proxy HOST:PORT or RPMP_PROXIES");
   StatusOr<std::chrono::milliseconds> timeout = ParseDuration(a.timeout);
   if (!timeout.ok()) return Usage(timeout.status().message());
+  // Before the first libfabric call; RPMP_FAST_START=0 keeps libfabric's defaults (for
+  // measurements: bench/rpmpctl_latency.sh, and diagnosis).
+  const char* fast = std::getenv("RPMP_FAST_START");
+  if (fast == nullptr || std::string(fast) != "0") PrepareShortLivedFabric(a.provider);
   ClientOptions o;
   o.provider = a.provider;
   o.timeout = *timeout;

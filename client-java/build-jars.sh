@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Builds the Java client jar (with the CMake-built librpmp_jni.so inside) and the Spark
-# plugin's shaded jar, copied to <build>/jars/rpmp-spark.jar. Tests are skipped here
+# plugin's shaded jars, copied to <build>/jars/rpmp-spark.jar (Spark 4) and
+# <build>/jars/rpmp-spark-3.5.jar (Spark 3.5). Tests are skipped here
 # (ctest runs them). Called by CMake target rpmp_java_jars, or by hand:
 #   client-java/build-jars.sh <cmake build dir>
 set -euo pipefail
@@ -15,4 +16,8 @@ if [[ -f "$repo_dir/spark-plugin/pom.xml" ]]; then
   mkdir -p "$build_dir/jars"
   cp "$repo_dir/spark-plugin/target/rpmp-spark.jar" "$build_dir/jars/rpmp-spark.jar"
   echo "built $build_dir/jars/rpmp-spark.jar"
+  # The same sources for Spark 3.5 / Scala 2.12 (spark-plugin/pom.xml, profile spark-3.5).
+  "${mvn_cmd[@]}" -f "$repo_dir/spark-plugin/pom.xml" -Pspark-3.5 package -DskipTests
+  cp "$repo_dir/spark-plugin/target/spark-3.5/rpmp-spark-3.5.jar" "$build_dir/jars/rpmp-spark-3.5.jar"
+  echo "built $build_dir/jars/rpmp-spark-3.5.jar"
 fi

@@ -81,4 +81,14 @@ std::string HumanBytes(uint64_t n) {
   return buf;
 }
 
+StatusOr<HostPort> ParseListenAddress(const std::string& s) {
+  size_t colon = s.rfind(':');
+  if (colon != std::string::npos && s.substr(colon + 1) == "0") {
+    RPMP_ASSIGN_OR_RETURN(HostPort hp, ParseHostPort(s.substr(0, colon) + ":1"));
+    hp.port = "0";
+    return hp;
+  }
+  return ParseHostPort(s);
+}
+
 }  // namespace rpmp

@@ -23,6 +23,8 @@ struct HostPort {
 };
 // "127.0.0.1:7000", "[::1]:7000", "node3:7000". InvalidArgument when malformed.
 StatusOr<HostPort> ParseHostPort(const std::string& s);
+// As ParseHostPort, but PORT may also be 0 (an address to listen on: any free port).
+StatusOr<HostPort> ParseListenAddress(const std::string& s);
 
 // "1.5 GiB", "512 KiB", "17 B".
 std::string HumanBytes(uint64_t n);

@@ -9,6 +9,8 @@ namespace {
 bool ValidOp(uint8_t op) { return op >= 1 && op <= static_cast<uint8_t>(Op::kBye); }
 
 constexpr size_t kMaxAuthField = 64;  // nonces and proofs are 32 bytes
+bool TakesWriteId(Op op) { return op == Op::kPut || op == Op::kAppend || op == Op::kDel; }
+bool TakesFence(Op op) { return TakesWriteId(op) || op == Op::kDeleteNs; }
 
 void PutHeader(ByteWriter& w, const Header& h) {
   w.U32(kMagic);
@@ -111,6 +113,14 @@ size_t EncodeRequest(const Request& r, char* buf, size_t cap) {
       if (r.h.flags & kFlagRma) PutRma(w, r.rma);
       break;
   }
+  if (r.h.flags & kFlagWriteId) {
+    if (!TakesWriteId(r.h.op) || !r.write_id.valid()) return 0;
+    w.U64(r.write_id.writer); w.U64(r.write_id.seq);
+  }
+  if (r.h.flags & kFlagFence) {
+    if (!TakesFence(r.h.op)) return 0;
+    w.U64(r.fence_epoch); w.U64(r.fence_primary);
+  }
   return Finish(w);
 }
 
@@ -188,6 +198,19 @@ Status DecodeRequest(const char* buf, size_t len, Request* r) {
       break;
   }
   if (!payload_ok) return Bad("payload must be either inline or by RMA, of the stated length");
+  if (r->h.flags & kFlagWriteId) {
+    if (!TakesWriteId(r->h.op)) return Bad("a write id on an op that takes none");
+    r->write_id.writer = rd.U64(); r->write_id.seq = rd.U64();
+    if (rd.ok() && !r->write_id.valid()) return Bad("write id with a zero writer or seq");
+  } else {
+    r->write_id = WriteId();
+  }
+  if (r->h.flags & kFlagFence) {
+    if (!TakesFence(r->h.op)) return Bad("a fence on an op that takes none");
+    r->fence_epoch = rd.U64(); r->fence_primary = rd.U64();
+  } else {
+    r->fence_epoch = r->fence_primary = 0;
+  }
   if (!rd.ok()) return Bad("body truncated or a field over its limit");
   if (rd.remaining() != 0) return Bad("trailing bytes after the body");
   return Status::Ok();

@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "common/status.h"
+#include "common/write_id.h"
 
 namespace rpmp::wire {
 
@@ -49,6 +50,14 @@ enum HeaderFlags : uint16_t {
   // with blob server_nonce (empty in the first HELLO), blob client_nonce, blob proof
   // (empty in the first HELLO); on a response with blob challenge, blob server_proof.
   kFlagAuth = 64,
+  // The body of a put/append/del ends with the write id `u64 writer, u64 seq` (after
+  // every other field); both are nonzero. Any other op with it is malformed.
+  kFlagWriteId = 16,
+  // Cluster mode, with kFlagReplica on put/append/del/deletens: the body ends (after
+  // the write id, if any) with the sender's fence `u64 epoch, u64 primary`: the
+  // namespace epoch it acts in and its node id. The member refuses frames of an older
+  // epoch or from a node that is not that epoch's primary (docs/cluster.md).
+  kFlagFence = 32,
 };
 
 constexpr uint64_t kMaxTag = (1ull << 48) - 1;
@@ -91,6 +100,9 @@ struct Request {
   uint32_t max = 0;                 // list meta: page size
   uint32_t pool = 0;                // free write read
   uint64_t offset = 0;              // free write read
+  WriteId write_id;                 // with kFlagWriteId (put append del)
+  uint64_t fence_epoch = 0;         // with kFlagFence (replica put append del deletens)
+  uint64_t fence_primary = 0;
 };
 
 struct RecordMeta {

@@ -65,6 +65,120 @@ TEST_CASE("the replica flag (cluster mode) round-trips with inline and RMA paylo
   CHECK(d.key == "k");
 }
 
+TEST_CASE("a write id rides at the end of put, append (inline and RMA) and del") {
+  Request r = PutInline("idem");
+  r.h.flags = kFlagInline | kFlagWriteId;
+  r.write_id = {0x1122334455667788ull, 42};
+  std::string frame = Encode(r);
+  Request d;
+  REQUIRE(DecodeRequest(frame.data(), frame.size(), &d).ok());
+  CHECK(d.write_id == r.write_id);
+  CHECK(d.inline_data == "idem");
+  // The id is the last 16 bytes of the frame, after the inline blob.
+  std::string tail = frame.substr(frame.size() - 16);
+  CHECK(static_cast<uint8_t>(tail[0]) == 0x88);
+  CHECK(static_cast<uint8_t>(tail[8]) == 42);
+
+  r.h.op = Op::kAppend;
+  r.h.flags = kFlagRma | kFlagWriteId | kFlagReplica;
+  r.length = 4096;
+  r.rma = {0x2000, 7, 4096};
+  frame = Encode(r);
+  REQUIRE(DecodeRequest(frame.data(), frame.size(), &d).ok());
+  CHECK(d.write_id == r.write_id);
+  CHECK(d.rma.key == 7);
+
+  Request del;
+  del.h.op = Op::kDel;
+  del.h.flags = kFlagWriteId;
+  del.ns = "n";
+  del.key = "k";
+  del.write_id = {9, 1};
+  frame = Encode(del);
+  REQUIRE(DecodeRequest(frame.data(), frame.size(), &d).ok());
+  CHECK(d.write_id == WriteId{9, 1});
+
+  // Without the flag a decoded request has no id, even when the struct is reused.
+  frame = Encode(PutInline("x"));
+  REQUIRE(DecodeRequest(frame.data(), frame.size(), &d).ok());
+  CHECK(!d.write_id.valid());
+}
+
+TEST_CASE("a fence (epoch, primary) rides after the write id on replica frames") {
+  Request r = PutInline("fenced");
+  r.h.flags = kFlagInline | kFlagWriteId | kFlagReplica | kFlagFence;
+  r.write_id = {3, 4};
+  r.fence_epoch = 77;
+  r.fence_primary = 0xabcdef;
+  std::string frame = Encode(r);
+  Request d;
+  REQUIRE(DecodeRequest(frame.data(), frame.size(), &d).ok());
+  CHECK(d.write_id == r.write_id);
+  CHECK(d.fence_epoch == 77);
+  CHECK(d.fence_primary == 0xabcdef);
+  CHECK(d.inline_data == "fenced");
+  Request ns;
+  ns.h.op = Op::kDeleteNs;
+  ns.h.flags = kFlagReplica | kFlagFence;
+  ns.ns = "n";
+  ns.fence_epoch = 5;
+  ns.fence_primary = 6;
+  frame = Encode(ns);
+  REQUIRE(DecodeRequest(frame.data(), frame.size(), &d).ok());
+  CHECK(d.fence_epoch == 5);
+  Request get;
+  get.h.op = Op::kGet;
+  get.h.flags = kFlagFence;
+  get.ns = "n";
+  get.key = "k";
+  std::string buf(kMaxFrame, '\0');
+  CHECK(EncodeRequest(get, buf.data(), buf.size()) == 0);  // only writes carry a fence
+}
+
+TEST_CASE("malformed write ids are rejected and cannot be encoded") {
+  Request r = PutInline("idem");
+  r.h.flags = kFlagInline | kFlagWriteId;
+  r.write_id = {0, 5};
+  std::string buf(kMaxFrame, '\0');
+  CHECK(EncodeRequest(r, buf.data(), buf.size()) == 0);  // zero writer
+  r.write_id = {5, 0};
+  CHECK(EncodeRequest(r, buf.data(), buf.size()) == 0);  // zero seq
+  Request get;
+  get.h.op = Op::kGet;
+  get.h.flags = kFlagWriteId;
+  get.ns = "n";
+  get.key = "k";
+  get.write_id = {1, 1};
+  CHECK(EncodeRequest(get, buf.data(), buf.size()) == 0);  // op without ids
+
+  Request d;
+  auto reject = [&](std::string f, const char* why) {
+    Status s = DecodeRequest(f.data(), f.size(), &d);
+    INFO(why << ": " << s.ToString());
+    CHECK(s.code() == StatusCode::kInvalidArgument);
+  };
+  r.write_id = {5, 6};
+  std::string good = Encode(r);
+  std::string f = good.substr(0, good.size() - 8);
+  f[8] = static_cast<char>(f.size());
+  reject(f, "id truncated");
+  f = good;
+  for (int i = 0; i < 8; i++) f[f.size() - 16 + i] = 0;
+  reject(f, "zero writer");
+  f = good;
+  for (int i = 0; i < 8; i++) f[f.size() - 8 + i] = 0;
+  reject(f, "zero seq");
+  f = good;
+  f[6] = kFlagInline;  // the id's bytes are now trailing garbage
+  reject(f, "id without the flag");
+  // A get frame carrying the flag (and 16 more bytes) is refused.
+  get.h.flags = 0;
+  std::string g = Encode(get) + std::string(16, '\1');
+  g[8] = static_cast<char>(g.size());
+  g[6] = kFlagWriteId;
+  reject(g, "id on get");
+}
+
 TEST_CASE("append by RMA and read requests round-trip") {
   Request r;
   r.h.op = Op::kAppend;

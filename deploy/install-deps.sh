@@ -12,7 +12,8 @@ packages=(
   etcd-server etcd-client
   catch2 libyaml-cpp-dev libssl-dev
   clang libclang-rt-14-dev
-  iperf3 procps psmisc python3-venv
+  iperf3 procps psmisc python3-venv hyperfine
+  libcpp-httplib-dev prometheus dpkg-dev systemd adduser
   libhiredis-dev redis-server redis-tools
 )
 # Java and Maven come with the build machines; install Debian's when they are missing.

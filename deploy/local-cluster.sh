@@ -6,7 +6,8 @@
 #
 # Ports (fixed, from RPMP_BASE_PORT, default 7400):
 #   etcd client BASE, etcd peer BASE+1, proxies BASE+10 and BASE+11,
-#   servers BASE+20, BASE+21, BASE+22.
+#   servers BASE+20, BASE+21, BASE+22; Prometheus metrics (http://HOST:PORT/metrics)
+#   of the proxies on BASE+40, BASE+41 and of the servers on BASE+30, BASE+31, BASE+32.
 # State, logs and pid files live in RPMP_RUN_DIR (default /tmp/rpmp-cluster); pools
 # are /dev/shm/rpmp-cluster-BASE-N.pool (RPMP_POOL_SIZE, default 512m), kept across
 # stop/start so servers come back with their id and data ("stop --wipe" removes them).
@@ -76,12 +77,13 @@ start() {
   for i in 0 1; do
     # shellcheck disable=SC2086
     spawn "proxy$i" "$BIN/rpmp-proxy" --listen "127.0.0.1:$((BASE + 10 + i))" \
-      --etcd "http://127.0.0.1:$ETCD_PORT" $PROXY_FLAGS
+      --metrics-listen "127.0.0.1:$((BASE + 40 + i))" --etcd "http://127.0.0.1:$ETCD_PORT" $PROXY_FLAGS
   done
   for i in 0 1; do wait_for "proxy$i" 30 grep -q "listening on" "$RUN/proxy$i.log"; done
   for i in $(seq 0 $((NSERVERS - 1))); do
     spawn "server$i" "$BIN/rpmp-server" --listen "127.0.0.1:$((BASE + 20 + i))" \
-      --pool "/dev/shm/rpmp-cluster-$BASE-$i.pool:$POOL_SIZE" --proxy "$PROXIES" ${auth[@]+"${auth[@]}"}
+      --pool "/dev/shm/rpmp-cluster-$BASE-$i.pool:$POOL_SIZE" --proxy "$PROXIES" ${auth[@]+"${auth[@]}"} \
+      --metrics-listen "127.0.0.1:$((BASE + 30 + i))"
   done
   for i in $(seq 0 $((NSERVERS - 1))); do wait_for "server$i ready" 60 grep -q "rpmp-server ready" "$RUN/server$i.log"; done
   wait_for "$NSERVERS LIVE nodes" 30 three_live
@@ -116,6 +118,11 @@ status() {
   done
   echo "etcd:     http://127.0.0.1:$ETCD_PORT"
   echo "servers:  127.0.0.1:$((BASE + 20)) 127.0.0.1:$((BASE + 21)) 127.0.0.1:$((BASE + 22))"
+  echo "metrics:"
+  for i in 0 1; do printf '  %-8s http://127.0.0.1:%d/metrics\n' "proxy$i" $((BASE + 40 + i)); done
+  for i in $(seq 0 $((NSERVERS - 1))); do
+    printf '  %-8s http://127.0.0.1:%d/metrics\n' "server$i" $((BASE + 30 + i))
+  done
   "$BIN/rpmpctl" --proxy "$PROXIES" nodes 2>&1 | sed 's/^/  /' || true
   [ -s "$SECRET" ] && [ "${RPMP_INSECURE:-0}" != 1 ] && echo "RPMP_SECRET_FILE=$SECRET"
   echo "RPMP_PROXIES=$PROXIES"

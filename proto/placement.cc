@@ -12,7 +12,24 @@ uint64_t JoinedEpoch(const v1::Namespace& ns, int index) {
   return epoch;
 }
 
+bool InSync(const v1::Namespace& ns, int index) {
+  if (ns.in_sync_size() == 0) return true;
+  uint64_t node = ns.placement(index).node_id();
+  for (uint64_t id : ns.in_sync())
+    if (id == node) return true;
+  return false;
+}
+
 int PrimaryIndex(const v1::Namespace& ns) {
+  for (uint64_t id : ns.in_sync()) {
+    for (int i = 0; i < ns.placement_size(); i++)
+      if (ns.placement(i).node_id() == id) {
+        if (ns.placement(i).state() != v1::NODE_STATE_DEAD) return i;
+        break;
+      }
+  }
+  if (ns.in_sync_size() > 0) return -1;
+  // Namespaces stored before in_sync existed: the oldest usable member.
   int best = -1;
   uint64_t best_epoch = 0;
   for (int i = 0; i < ns.placement_size(); i++) {

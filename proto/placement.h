@@ -1,12 +1,13 @@
 // Placement rules shared by rpmp-server and librpmp, so both pick the same primary
 // for a namespace from the same v1::Namespace (see docs/cluster.md):
 //
-// - A member's "joined epoch" is 0 for an original member, or the epoch of the
-//   latest Substitution that put it at its index.
-// - The primary is the usable member (not DEAD) with the lowest joined epoch, ties
-//   broken by the lower index. Thus a freshly substituted (still empty) member never
-//   leads while an older member survives; the primary orders every write and
-//   copies (repairs) the namespace onto members it has not yet synchronised.
+// - A member is in sync when it is in ns.in_sync (every member when that list is
+//   empty: namespaces stored before it existed).
+// - The primary is the first member of in_sync (the order in which they joined)
+//   that is in the placement and not DEAD. Thus a substitute or a member returning
+//   from DEAD (the proxy drops DEAD members from in_sync) never leads or serves
+//   reads until the primary has repaired it and added it; no usable in-sync member
+//   means no primary (writes wait) — never a copy that may be behind.
 //
 // Pure functions, thread-safe.
 #pragma once
@@ -18,8 +19,10 @@
 namespace rpmp {
 
 uint64_t JoinedEpoch(const v1::Namespace& ns, int index);
-// Index into ns.placement() of the primary, or -1 when no member is usable.
+// Index into ns.placement() of the primary, or -1 when no in-sync member is usable.
 int PrimaryIndex(const v1::Namespace& ns);
+// Whether placement member `index` is in the in-sync set.
+bool InSync(const v1::Namespace& ns, int index);
 // Copies a write must reach before it is acknowledged (min_replicas, 0 = replicas).
 uint32_t RequiredCopies(const v1::Namespace& ns);
 

@@ -38,6 +38,26 @@ TEST_CASE("the primary is the first original member") {
   CHECK(PrimaryIndex(ns) == 0);  // oldest surviving replacement
 }
 
+TEST_CASE("with an in-sync set, the primary is its first usable member; others never lead") {
+  v1::Namespace ns = Make({10, 20});
+  ns.add_in_sync(20);
+  ns.add_in_sync(10);
+  CHECK(PrimaryIndex(ns) == 1);
+  CHECK(InSync(ns, 0));
+  // The proxy dropped 20 (DEAD) from in_sync; 10 leads.
+  ns.clear_in_sync();
+  ns.add_in_sync(10);
+  ns.mutable_placement(1)->set_state(v1::NODE_STATE_DEAD);
+  CHECK(PrimaryIndex(ns) == 0);
+  // 20 returns (LIVE) with stale data: not in sync, so neither primary nor a source.
+  ns.mutable_placement(1)->set_state(v1::NODE_STATE_LIVE);
+  CHECK(PrimaryIndex(ns) == 0);
+  CHECK_FALSE(InSync(ns, 1));
+  // The only in-sync member is DEAD: no primary at all (not the stale one).
+  ns.mutable_placement(0)->set_state(v1::NODE_STATE_DEAD);
+  CHECK(PrimaryIndex(ns) == -1);
+}
+
 TEST_CASE("no usable member and required copies") {
   v1::Namespace ns = Make({1});
   ns.mutable_placement(0)->set_state(v1::NODE_STATE_DEAD);

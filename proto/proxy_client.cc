@@ -160,6 +160,17 @@ StatusOr<v1::Namespace> ProxyClient::GetPlacement(const std::string& name) {
                                                         &v1::Proxy::Stub::GetPlacement);
 }
 
+StatusOr<v1::Namespace> ProxyClient::SetInSync(const std::string& name, uint64_t epoch, uint64_t primary,
+                                               uint64_t node, bool in_sync) {
+  v1::SetInSyncRequest req;
+  req.set_name(name);
+  req.set_epoch(epoch);
+  req.set_primary(primary);
+  req.set_node(node);
+  req.set_in_sync(in_sync);
+  return Invoke<v1::SetInSyncRequest, v1::Namespace>("SetInSync", true, req, &v1::Proxy::Stub::SetInSync);
+}
+
 StatusOr<v1::ListNamespacesReply> ProxyClient::ListNamespaces(const std::string& prefix) {
   v1::ListNamespacesRequest req;
   req.set_prefix(prefix);

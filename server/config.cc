@@ -43,11 +43,13 @@ const char* ServerUsage() {
   return "usage: rpmp-server [--config FILE] [--listen HOST:PORT] [--pool PATH:SIZE]...\n"
          "                   [--provider tcp;ofi_rxm|verbs;ofi_rxm|shm] [--segment-size SIZE]\n"
          "                   [--proxy HOST:PORT[,HOST:PORT]] [--replication-timeout DURATION]\n"
-         "                   [--auth-secret-file FILE] [--insecure]\n"
+         "                   [--auth-secret-file FILE] [--insecure] [--metrics-listen HOST:PORT]\n"
          "  --pool may be repeated; a missing pool file is created with SIZE,\n"
          "  an existing one is reopened (SIZE is then ignored). Devdax: --pool /dev/dax0.0:0\n"
          "  Without --auth-secret-file only loopback addresses are served unless --insecure\n"
-         "  (docs/security.md).\n";
+         "  (docs/security.md).\n"
+         "  --metrics-listen serves Prometheus metrics on http://HOST:PORT/metrics (off by\n"
+         "  default; port 0 picks a free port, printed on the ready line)\n";
 }
 
 Status LoadServerConfigFile(const std::string& path, ServerConfig* c) {
@@ -76,6 +78,7 @@ Status LoadServerConfigFile(const std::string& path, ServerConfig* c) {
       else if (k == "insecure") c->insecure = v.as<bool>();
       else if (k == "max_sessions_per_address") c->max_sessions_per_address = v.as<uint32_t>();
       else if (k == "session_idle_timeout") { RPMP_ASSIGN_OR_RETURN(c->session_idle_timeout, ParseDuration(v.as<std::string>())); }
+      else if (k == "metrics_listen") c->metrics_listen = v.as<std::string>();
       else if (k == "proxies") { for (const auto& p : v) c->proxies.push_back(p.as<std::string>()); }
       else if (k == "pools") {
         for (const auto& p : v) {
@@ -111,6 +114,8 @@ Status ValidateServerConfig(const ServerConfig& c) {
     return Status::InvalidArgument(
         "refusing to listen on " + c.listen + " without a cluster secret (protected mode): "
         "set auth_secret_file / --auth-secret-file, or pass --insecure to serve it unauthenticated");
+  if (!c.metrics_listen.empty())
+    RPMP_RETURN_IF_ERROR(ParseListenAddress(c.metrics_listen).status().Annotate("--metrics-listen"));
   return Status::Ok();
 }
 
@@ -136,6 +141,7 @@ StatusOr<ServerConfig> LoadServerConfig(int argc, char** argv) {
     else if (f == "--segment-size") { RPMP_ASSIGN_OR_RETURN(c.segment_size, ParseSize(v)); }
     else if (f == "--proxy") c.proxies = SplitComma(v);
     else if (f == "--auth-secret-file") c.auth_secret_file = v;
+    else if (f == "--metrics-listen") c.metrics_listen = v;
     else if (f == "--replication-timeout") { RPMP_ASSIGN_OR_RETURN(c.replication_timeout, ParseDuration(v)); }
     else if (f == "--pool") {
       if (!pools_from_flags) c.pools.clear();

@@ -35,6 +35,8 @@ struct ServerConfig {
   bool insecure = false;                   // --insecure: serve any address without a secret
   uint32_t max_sessions_per_address = 64;
   std::chrono::milliseconds session_idle_timeout{3600 * 1000};
+  // HOST:PORT of the Prometheus /metrics endpoint; empty = metrics off (the default).
+  std::string metrics_listen;
 };
 
 // True for 127.0.0.0/8, ::1 and "localhost".
@@ -42,7 +44,7 @@ bool IsLoopbackHost(const std::string& host);
 
 // Parses argv (flags: --listen, --provider, --pool PATH:SIZE (repeatable),
 // --segment-size, --config FILE, --proxy LIST, --auth-secret-file FILE, --insecure,
-// --help). A --config file is read
+// --metrics-listen, --help). A --config file is read
 // first, then the other flags override it. Returns FailedPrecondition with the
 // usage text for --help.
 StatusOr<ServerConfig> LoadServerConfig(int argc, char** argv);

@@ -18,8 +18,17 @@ size_t MaxInline(const Fabric& f) { return std::min(f.traits().default_inline, w
 
 }  // namespace
 
+// A replica frame from a primary that is no longer one is refused (docs/cluster.md).
+Status Server::CheckFence(const Slot* s) const {
+  const wire::Request& q = s->req;
+  if (coordinator_ == nullptr || !(q.h.flags & wire::kFlagReplica)) return Status::Ok();
+  return coordinator_->CheckReplicaFrame(std::string(q.ns), q.h.flags & wire::kFlagFence, q.fence_epoch,
+                                         q.fence_primary);
+}
+
 void Server::HandleWrite(Slot* s) {
   const wire::Request& q = s->req;
+  if (Status f = CheckFence(s); !f.ok()) return ReplyError(s, f);
   WriteSpec spec;
   spec.ns = std::string(q.ns);
   spec.key = std::string(q.key);
@@ -27,6 +36,7 @@ void Server::HandleWrite(Slot* s) {
   spec.tag = q.tag;
   spec.length = q.length;
   spec.crc = q.crc;
+  spec.id = q.write_id;
   if (q.h.flags & wire::kFlagInline) {
     if (Crc32c(q.inline_data.data(), q.inline_data.size()) != q.crc)
       return ReplyError(s, Status::InvalidArgument("payload checksum does not match the frame's"));
@@ -34,6 +44,16 @@ void Server::HandleWrite(Slot* s) {
   StatusOr<Reservation> r = store_->Reserve(spec);
   if (!r.ok()) return ReplyError(s, r.status());
   s->reservation = std::move(r).value();
+  // A retry of a write already committed here: nothing to transfer. The store's
+  // Commit answers the first outcome; in cluster mode the coordinator first makes
+  // sure the write reached min_replicas copies (docs/append-path.md).
+  if (s->reservation.duplicate()) {
+    Status st = store_->Commit(&s->reservation);
+    s->reservation.Reset();
+    if (st.ok() && Coordinated(s))
+      return coordinator_->SubmitDuplicate(spec, [this, s](const Status& d) { d.ok() ? Reply(s) : ReplyError(s, d); });
+    return st.ok() ? Reply(s) : ReplyError(s, st);
+  }
   counters_.bytes_in.fetch_add(q.length, std::memory_order_relaxed);
   if (q.h.flags & wire::kFlagInline) {
     if (q.length > 0) std::memcpy(s->reservation.payload(), q.inline_data.data(), q.length);
@@ -75,6 +95,7 @@ void Server::CommitOrCoordinate(Slot* s) {
   spec.tag = q.tag;
   spec.length = q.length;
   spec.crc = q.crc;
+  spec.id = q.write_id;
   coordinator_->SubmitWrite(spec, &s->reservation, [this, s](const Status& st) {
     s->reservation.Reset();
     st.ok() ? Reply(s) : ReplyError(s, st);
@@ -196,14 +217,15 @@ void Server::HandleStat(Slot* s) {
 }
 
 void Server::HandleSimple(Slot* s) {
-  Status st;
+  Status st = CheckFence(s);
+  if (!st.ok()) return ReplyError(s, st);
   switch (s->req.h.op) {
     case wire::Op::kDel:
       if (Coordinated(s)) {
-        return coordinator_->SubmitDelete(std::string(s->req.ns), std::string(s->req.key),
+        return coordinator_->SubmitDelete(std::string(s->req.ns), std::string(s->req.key), s->req.write_id,
                                           [this, s](const Status& st) { st.ok() ? Reply(s) : ReplyError(s, st); });
       }
-      st = store_->Delete(std::string(s->req.ns), std::string(s->req.key));
+      st = store_->Delete(std::string(s->req.ns), std::string(s->req.key), s->req.write_id);
       break;
     case wire::Op::kDeleteNs: st = store_->DeleteNamespace(std::string(s->req.ns)); break;
     case wire::Op::kBye: EndSession(s, s->req.h.session); break;

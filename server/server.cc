@@ -15,10 +15,13 @@ namespace rpmp {
 Server::Server(const ServerConfig& config, Store* store) : config_(config), store_(store) {}
 
 StatusOr<std::unique_ptr<Server>> Server::Start(const ServerConfig& config, Store* store,
-                                                WriteCoordinator* coordinator) {
+                                                WriteCoordinator* coordinator,
+                                                ServerMetrics* metrics) {
   std::unique_ptr<Server> s(new Server(config, store));
   s->coordinator_ = coordinator;
+  s->metrics_ = metrics;
   RPMP_RETURN_IF_ERROR(s->Setup());
+  if (metrics != nullptr) s->RegisterMetrics();
   s->progress_ = std::thread([p = s.get()] { p->ProgressLoop(); });
   for (uint32_t i = 0; i < config.commit_threads; i++)
     s->committers_.emplace_back([p = s.get()] { p->CommitLoop(); });
@@ -70,6 +73,29 @@ Status Server::Setup() {
   RPMP_LOG_INFO("serving on %s (%s), %zu receive slots, %zu pools registered",
                 fabric_->LocalAddressString().c_str(), fabric_->traits().name, n, pool_mrs_.size());
   return Status::Ok();
+}
+
+void Server::RegisterMetrics() {
+  MetricsRegistry* r = metrics_->registry();
+  auto read = [](const std::atomic<uint64_t>& a) {
+    return [&a] { return static_cast<double>(a.load(std::memory_order_relaxed)); };
+  };
+  r->AddCounterFunc("rpmp_server_frames_received_total", "Request frames received.", "",
+                    read(counters_.requests));
+  r->AddCounterFunc("rpmp_server_malformed_frames_total",
+                    "Received frames that did not decode (refused or dropped).", "",
+                    read(counters_.malformed));
+  r->AddCounterFunc("rpmp_server_bytes_in_total", "Payload bytes written by clients.", "",
+                    read(counters_.bytes_in));
+  r->AddCounterFunc("rpmp_server_bytes_out_total", "Payload bytes read by clients.", "",
+                    read(counters_.bytes_out));
+  r->AddGaugeFunc("rpmp_server_inflight_slots", "Requests in flight (receive slots in use).", "",
+                  [this] { return static_cast<double>(busy_slots_.load()); });
+  r->AddGaugeFunc("rpmp_server_slots", "Receive slots configured (the in-flight limit).", "",
+                  [this] { return static_cast<double>(slots_.size()); });
+  r->AddGaugeFunc("rpmp_server_sessions", "Client sessions (peers that said hello).", "",
+                  [this] { return static_cast<double>(session_count_.load()); });
+  metrics_->SampleStore(store_);
 }
 
 Server::~Server() {
@@ -144,6 +170,7 @@ void Server::OnCompletion(const Completion& c) {
 
 void Server::OnRequest(Slot* s, size_t len, PeerAddr src) {
   counters_.requests.fetch_add(1, std::memory_order_relaxed);
+  if (metrics_ != nullptr) s->started = ServerMetrics::Clock::now();
   Status st = wire::DecodeRequest(s->recv_buf, len, &s->req);
   if (!st.ok()) {
     counters_.malformed.fetch_add(1, std::memory_order_relaxed);
@@ -222,6 +249,12 @@ void Server::Reply(Slot* s) {
     return Reply(s);
   }
   if (s->resp.h.status != 0) counters_.errors.fetch_add(1, std::memory_order_relaxed);
+  if (metrics_ != nullptr) {
+    metrics_->OnReply(s->req.h.op, s->resp.h.status, s->started);
+    // Hello and bye run on the progress thread, the only one that touches sessions_.
+    if (s->req.h.op == wire::Op::kHello || s->req.h.op == wire::Op::kBye)
+      session_count_.store(sessions_.size(), std::memory_order_relaxed);
+  }
   Status st = fabric_->Send(&s->send_op.op, s->peer, s->send_buf, len, s->desc);
   if (!st.ok()) Recycle(s);
 }

@@ -25,6 +25,7 @@
 #include "server/config.h"
 #include "server/raw_owners.h"
 #include "server/sessions.h"
+#include "server/server_metrics.h"
 #include "server/store/store.h"
 #include "transport/fabric.h"
 
@@ -37,8 +38,11 @@ class Server {
   // Opens the fabric endpoint on config.listen, registers the store's memory and
   // starts the threads. `store` must outlive the Server. In cluster mode client
   // writes and deletes go through `coordinator` (which must outlive the Server too).
+  // With `metrics` (which must outlive the Server, and whose registry must not be
+  // scraped after the Server is gone) every reply is counted and timed there.
   static StatusOr<std::unique_ptr<Server>> Start(const ServerConfig& config, Store* store,
-                                                 WriteCoordinator* coordinator = nullptr);
+                                                 WriteCoordinator* coordinator = nullptr,
+                                                 ServerMetrics* metrics = nullptr);
   ~Server();
 
   // Stops taking new work, finishes what is in flight (up to the drain timeout), stops.
@@ -55,6 +59,7 @@ class Server {
  private:
   Server(const ServerConfig& config, Store* store);
   Status Setup();
+  void RegisterMetrics();
   void ProgressLoop();
   void CommitLoop();
   void OnCompletion(const Completion& c);
@@ -82,6 +87,7 @@ class Server {
   void FinishWrite(Slot* s);  // on a commit thread
   // Cluster mode: true when the request must go through coordinator_.
   bool Coordinated(const Slot* s) const;
+  Status CheckFence(const Slot* s) const;
   void CommitOrCoordinate(Slot* s);
 
   // Replies with the slot's response (status set by the caller) and recycles the slot
@@ -94,6 +100,8 @@ class Server {
   ServerConfig config_;
   Store* store_;
   WriteCoordinator* coordinator_ = nullptr;
+  ServerMetrics* metrics_ = nullptr;
+  std::atomic<size_t> session_count_{0};  // mirror of sessions_.size() for metrics
   std::unique_ptr<Fabric> fabric_;
   std::vector<std::unique_ptr<MemoryRegion>> pool_mrs_;  // by pool index
   std::unique_ptr<MemoryRegion> slot_mr_;

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <string>
+#include <chrono>
 #include <vector>
 
 #include "common/wire.h"
@@ -39,6 +40,7 @@ struct Slot {
   std::string peer_hold;         // an AV reference (by address) kept until the reply is sent
   size_t rma_pending = 0;
   Status rma_status;
+  std::chrono::steady_clock::time_point started;  // arrival (set only with metrics on)
 
   void Clear() {
     has_peer = false;

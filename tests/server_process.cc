@@ -1,8 +1,10 @@
 // Implementation of ServerProcess and RunTool for integration tests.
 #include "tests/server_process.h"
 
+#include <dirent.h>
 #include <fcntl.h>
 #include <poll.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -11,6 +13,7 @@
 #include <cstdlib>
 #include <fstream>
 #include <sstream>
+#include <thread>
 
 #include "tests/test_util.h"
 
@@ -59,6 +62,7 @@ bool ServerProcess::Start() {
   args.insert(args.end(), extra_.begin(), extra_.end());
   pid_ = fork();
   if (pid_ == 0) {
+    prctl(PR_SET_PDEATHSIG, SIGKILL);  // never outlive the test
     dup2(out[1], 1);
     int log = open(log_path_.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
     dup2(log, 2);
@@ -92,6 +96,37 @@ int ServerProcess::Kill(int sig) {
   waitpid(pid_, &status, 0);
   pid_ = -1;
   return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+bool ServerProcess::DiedOnItsOwn() {
+  if (pid_ <= 0) return false;
+  int status = 0;
+  if (waitpid(pid_, &status, WNOHANG) != pid_) return false;
+  pid_ = -1;
+  return true;
+}
+
+bool ServerProcess::Signal(int sig) const {
+  if (pid_ <= 0) return false;
+  kill(pid_, sig);
+  if (sig != SIGSTOP) return true;
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  while (std::chrono::steady_clock::now() < deadline) {  // poll /proc: no sleeps as sync
+    bool all_stopped = true;
+    DIR* tasks = opendir(("/proc/" + std::to_string(pid_) + "/task").c_str());
+    if (tasks == nullptr) return false;
+    while (dirent* t = readdir(tasks)) {
+      if (t->d_name[0] == '.') continue;
+      std::string stat = ReadFile("/proc/" + std::to_string(pid_) + "/task/" + t->d_name + "/stat");
+      size_t paren = stat.rfind(')');
+      if (paren == std::string::npos || paren + 2 >= stat.size() || stat[paren + 2] != 'T')
+        all_stopped = false;
+    }
+    closedir(tasks);
+    if (all_stopped) return true;
+    std::this_thread::yield();
+  }
+  return false;
 }
 
 std::string ServerProcess::Log() const { return ReadFile(log_path_); }

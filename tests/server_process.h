@@ -27,7 +27,12 @@ class ServerProcess {
   // Sends sig and reaps the process; returns its exit status (or 128+signal).
   int Kill(int sig);
   bool Restart() { return Start(); }
+  // Sends sig without reaping (SIGSTOP / SIGCONT to pause and resume it). For SIGSTOP,
+  // returns once every thread of the server is stopped (false after 10 s).
+  bool Signal(int sig) const;
   bool Running() const { return pid_ > 0; }
+  // True when the process ended without Kill() (e.g. the OOM killer); reaps it.
+  bool DiedOnItsOwn();
 
   std::string address() const { return "127.0.0.1:" + std::to_string(port_); }
   const std::string& pool_path() const { return pool_; }

@@ -8,10 +8,17 @@
 #include <rdma/fabric.h>
 #include <rdma/fi_eq.h>
 
+#include <array>
 #include <cstdint>
 #include <string>
 
 namespace rpmp {
+
+// An environment variable a short-lived tool sets (unless the user did) for this provider.
+struct EnvDefault {
+  const char* name;   // nullptr = unused slot
+  const char* value;
+};
 
 struct ProviderTraits {
   const char* name;           // what the user writes: "tcp;ofi_rxm"
@@ -23,6 +30,9 @@ struct ProviderTraits {
   // The peer's endpoint is a TCP listener on its address: a refused TCP connect there
   // proves it is gone (the provider itself only reports that by timing out).
   bool tcp_listener;
+  // Small queues for a process with a few requests in flight (rpmpctl); see
+  // transport/fast_start/short_lived.h. RxM's defaults zero ~16 MiB per endpoint.
+  std::array<EnvDefault, 4> short_lived_env;
 };
 
 // The traits for `provider`, or nullptr when RPMP does not know it.

@@ -80,6 +80,7 @@ StatusOr<Buffer> BufferPool::Acquire(size_t size) {
 void BufferPool::Release(std::shared_ptr<Buffer::Slab> slab) {
   std::lock_guard<std::mutex> lock(mu_);
   if (closing_ || cached_bytes_ + slab->size > cache_budget_) return;  // slab freed here
+  if (slab->poisoned.load() || slab.use_count() > 1) return;  // freed by its last holder
   cached_bytes_ += slab->size;
   free_.emplace(slab->size, std::move(slab));
 }

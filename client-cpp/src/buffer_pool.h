@@ -4,6 +4,7 @@
 // register nothing. Thread-safe. Internal to client-cpp; must outlive its Buffers.
 #pragma once
 
+#include <atomic>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -18,6 +19,9 @@ class BufferPool;
 
 struct Buffer::Slab {
   BufferPool* pool = nullptr;
+  // Set when a transfer into this slab timed out: the server may still write into it,
+  // so it is never handed out again and transfers into it are refused.
+  std::atomic<bool> poisoned{false};
   char* base = nullptr;
   size_t size = 0;
   std::unique_ptr<MemoryRegion> mr;
@@ -31,7 +35,8 @@ class BufferPool {
 
   // A buffer with capacity >= size. Unavailable when memory cannot be registered.
   StatusOr<Buffer> Acquire(size_t size);
-  // Called by ~Buffer: keeps the slab for reuse or frees it.
+  // Called by ~Buffer: keeps the slab for reuse or frees it. A slab that is poisoned,
+  // or still held elsewhere (a call in flight or quarantined), is never reused.
   void Release(std::shared_ptr<Buffer::Slab> slab);
 
   static const MemoryRegion& RegionOf(const Buffer& b) { return *b.slab()->mr; }

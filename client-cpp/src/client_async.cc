@@ -9,10 +9,11 @@
 namespace rpmp {
 
 void ClientImpl::WriteAsync(wire::Op op, const std::string& ns, const std::string& key,
-                            const Buffer& buf, uint64_t tag, Callback done) {
+                            const Buffer& buf, uint64_t tag, WriteId id, Callback done) {
   if (ns.empty() || ns.size() > wire::kMaxNamespace || key.empty() || key.size() > wire::kMaxKey)
     return done(Status::InvalidArgument("namespace must be 1-255 bytes and key 1-1024 bytes"));
   if (!buf.valid() && buf.size() > 0) return done(Status::InvalidArgument("invalid buffer"));
+  if (!id.valid()) return done(Status::InvalidArgument("write id must have a nonzero writer and seq"));
   wire::Request req;
   req.h.op = op;
   req.ns = ns;
@@ -20,6 +21,7 @@ void ClientImpl::WriteAsync(wire::Op op, const std::string& ns, const std::strin
   req.tag = tag;
   req.length = buf.size();
   req.crc = Crc32c(buf.data(), buf.size());
+  std::shared_ptr<void> keepalive;
   if (buf.size() <= conn_->max_inline()) {
     req.h.flags = wire::kFlagInline;
     req.inline_data = std::string_view(buf.data(), buf.size());
@@ -27,18 +29,29 @@ void ClientImpl::WriteAsync(wire::Op op, const std::string& ns, const std::strin
     const MemoryRegion& mr = BufferPool::RegionOf(buf);
     req.h.flags = wire::kFlagRma;
     req.rma = {mr.RmaAddr(buf.data()), mr.key(), buf.size()};
+    // After a timeout the server may still read the slab: it is then kept out of
+    // reuse by the pool for the connection's life (the caller's Buffer still works,
+    // e.g. to resend the same bytes with the same id).
+    keepalive = buf.shared_slab();
   }
-  conn_->Submit(req, [done](const Status& st, const wire::Response&) { done(st); });
+  req.h.flags |= wire::kFlagWriteId;
+  req.write_id = id;
+  conn_->Submit(req, [done](const Status& st, const wire::Response&) { done(st); }, keepalive);
 }
 
 void ClientImpl::PutAsync(const std::string& ns, const std::string& key, const Buffer& buf,
                           uint64_t tag, Callback done) {
-  WriteAsync(wire::Op::kPut, ns, key, buf, tag, std::move(done));
+  WriteAsync(wire::Op::kPut, ns, key, buf, tag, ids_.Next(), std::move(done));
 }
 
 void ClientImpl::AppendAsync(const std::string& ns, const std::string& key, const Buffer& buf,
                              uint64_t tag, Callback done) {
-  WriteAsync(wire::Op::kAppend, ns, key, buf, tag, std::move(done));
+  WriteAsync(wire::Op::kAppend, ns, key, buf, tag, ids_.Next(), std::move(done));
+}
+
+void ClientImpl::WriteAsyncWithId(bool put, const std::string& ns, const std::string& key,
+                                  const Buffer& buf, uint64_t tag, WriteId id, Callback done) {
+  WriteAsync(put ? wire::Op::kPut : wire::Op::kAppend, ns, key, buf, tag, id, std::move(done));
 }
 
 void ClientImpl::GetAsync(const std::string& ns, const std::string& key, Buffer* out,
@@ -48,18 +61,31 @@ void ClientImpl::GetAsync(const std::string& ns, const std::string& key, Buffer*
 
 void ClientImpl::SubmitGet(const std::string& ns, const std::string& key, Buffer* out,
                            Callback done, int attempt) {
+  if (out->valid() && out->slab()->poisoned.load())
+    return done(Status::FailedPrecondition("buffer was quarantined after a timed-out transfer; "
+                                           "use another"));
   wire::Request req;
   req.h.op = wire::Op::kGet;
   req.ns = ns;
   req.key = key;
-  if (out->valid() && out->capacity() > conn_->max_inline()) {
-    const MemoryRegion& mr = BufferPool::RegionOf(*out);
+  // The target moves into a holder for the call: after a timeout the server may still
+  // write into it, so it stays quarantined and *out comes back empty (as for Get).
+  auto target = std::make_shared<Buffer>(std::move(*out));
+  std::shared_ptr<void> keepalive;
+  if (target->valid() && target->capacity() > conn_->max_inline()) {
+    const MemoryRegion& mr = BufferPool::RegionOf(*target);
     req.h.flags = wire::kFlagRma;
-    req.rma = {mr.RmaAddr(out->data()), mr.key(), out->capacity()};
+    req.rma = {mr.RmaAddr(target->data()), mr.key(), target->capacity()};
+    keepalive = target;
   }
   bool verify = options_.verify_checksums;
-  conn_->Submit(req, [this, ns, key, out, done, attempt, verify](const Status& st,
-                                                                   const wire::Response& r) {
+  conn_->Submit(req, [this, ns, key, out, target, done, attempt, verify](const Status& st,
+                                                                           const wire::Response& r) {
+    if (st.code() == StatusCode::kDeadlineExceeded) {
+      if (target->valid()) target->slab()->poisoned.store(true);
+      return done(st);
+    }
+    *out = std::move(*target);
     if (!st.ok()) return done(st);
     switch (r.outcome) {
       case wire::GetOutcome::kInline: {
@@ -86,24 +112,32 @@ void ClientImpl::SubmitGet(const std::string& ns, const std::string& key, Buffer
         return;
       }
     }
-  });
+  }, keepalive);
 }
 
 void ClientImpl::ReadRecordAsync(const RecordRef& r, Buffer* dst, size_t dst_offset, Callback done) {
   if (dst == nullptr || !dst->valid() || dst_offset > dst->capacity() ||
       r.length > dst->capacity() - dst_offset)
     return done(Status::InvalidArgument("destination buffer too small for the record"));
+  if (dst->slab()->poisoned.load())
+    return done(Status::FailedPrecondition("buffer was quarantined after a timed-out transfer; "
+                                           "use another"));
   if (r.length == 0) return done(Status::Ok());
   char* p = dst->data() + dst_offset;
   uint32_t crc = r.crc;
   size_t len = r.length;
   bool verify = options_.verify_checksums;
+  std::shared_ptr<Buffer::Slab> slab = dst->shared_slab();
   conn_->ReadRemote(r.rma_addr, r.rma_key, p, len, BufferPool::RegionOf(*dst),
-                    [p, len, crc, verify, done](Status st) {
+                    [p, len, crc, verify, done, slab](Status st) {
+                      // Past the deadline the read may still land: the buffer is
+                      // poisoned (never reused; later transfers into it refused).
+                      if (st.code() == StatusCode::kDeadlineExceeded) slab->poisoned.store(true);
                       if (st.ok() && verify && Crc32c(p, len) != crc)
                         st = Status::DataLoss("record checksum mismatch (deleted or overwritten since listed?)");
                       done(st);
-                    });
+                    },
+                    slab);
 }
 
 namespace {

@@ -1,8 +1,10 @@
 // Blocking key-value and raw-memory calls of ClientImpl (async forms in client_async.cc).
 #include "client-cpp/src/client_impl.h"
 
+#include <algorithm>
 #include <cstring>
 #include <future>
+#include <thread>
 
 #include "common/crc32c.h"
 
@@ -40,26 +42,58 @@ Status VerifyRecords(const wire::Response& resp, const char* data, size_t len) {
   return Status::Ok();
 }
 
-Status ClientImpl::Call(wire::Request& req, std::shared_ptr<CallResult>* out, bool idempotent,
+bool ClientImpl::MayRetry(Repeat repeat, const Status& st, bool sent, bool session_lost) {
+  StatusCode code = st.code();
+  // Never sent (no slot, no session, local send error): repeating cannot apply it twice.
+  if (!sent) return code == StatusCode::kUnavailable || code == StatusCode::kDeadlineExceeded;
+  // It may have reached the server and run there. Only a failure of the session
+  // itself (server gone or silent) is ours to retry; an error the server answered
+  // (e.g. Unavailable from a cluster primary short of replicas) is the caller's.
+  if (!session_lost) return false;
+  switch (repeat) {
+    case Repeat::kWrite:  // the write id makes the server apply it at most once
+      return code == StatusCode::kUnavailable || code == StatusCode::kDeadlineExceeded;
+    case Repeat::kRead:   // not after a timeout: the old attempt may still fill the target
+      return code == StatusCode::kUnavailable;
+    case Repeat::kIfNotSent:  // may have been applied: the caller must know
+      return false;
+  }
+  return false;
+}
+
+Status ClientImpl::Call(wire::Request& req, std::shared_ptr<CallResult>* out, Repeat repeat,
                         std::shared_ptr<void> keepalive) {
+  const auto give_up = std::chrono::steady_clock::now() + options_.retry_for;
+  std::chrono::milliseconds backoff(10);
   for (int attempt = 0;; attempt++) {
-    RPMP_RETURN_IF_ERROR(conn_->EnsureSession());
     auto result = std::make_shared<CallResult>();
-    auto done = std::make_shared<std::promise<void>>();
-    std::future<void> f = done->get_future();
-    conn_->Submit(req, [result, done](const Status& st, const wire::Response& r) {
-      result->status = st;
-      result->resp = r;
-      result->inline_copy.assign(r.inline_data.data(), r.inline_data.size());
-      result->resp.inline_data = result->inline_copy;
-      done->set_value();
-    }, keepalive);
-    f.wait();
-    bool retry = attempt == 0 && idempotent && result->status.code() == StatusCode::kUnavailable &&
-                 conn_->needs_hello();
-    if (retry) continue;
-    if (out != nullptr) *out = result;
-    return result->status;
+    bool sent = false;
+    Status session = conn_->EnsureSession();
+    if (!session.ok()) {
+      result->status = session;
+    } else {
+      auto done = std::make_shared<std::promise<void>>();
+      std::future<void> f = done->get_future();
+      sent = conn_->Submit(req, [result, done](const Status& st, const wire::Response& r) {
+        result->status = st;
+        result->resp = r;
+        result->inline_copy.assign(r.inline_data.data(), r.inline_data.size());
+        result->resp.inline_data = result->inline_copy;
+        done->set_value();
+      }, keepalive);
+      f.wait();
+    }
+    bool again = !result->status.ok() &&
+                 MayRetry(repeat, result->status, sent, conn_->needs_hello()) &&
+                 (attempt == 0 || std::chrono::steady_clock::now() + backoff < give_up);
+    if (!again) {
+      if (out != nullptr) *out = result;
+      return result->status;
+    }
+    if (attempt > 0) {  // the first retry goes at once (a fresh session may suffice)
+      std::this_thread::sleep_for(backoff);
+      backoff = std::min(backoff * 2, std::chrono::milliseconds(500));
+    }
   }
 }
 
@@ -83,16 +117,22 @@ Status ClientImpl::AttachPayload(wire::Request* req, const void* data, size_t le
 
 Status ClientImpl::Put(const std::string& ns, const std::string& key, const void* data, size_t len,
                        uint64_t tag) {
-  return WriteSync(wire::Op::kPut, ns, key, data, len, tag);
+  return WriteSync(wire::Op::kPut, ns, key, data, len, tag, ids_.Next());
 }
 
 Status ClientImpl::Append(const std::string& ns, const std::string& key, const void* data,
                           size_t len, uint64_t tag) {
-  return WriteSync(wire::Op::kAppend, ns, key, data, len, tag);
+  return WriteSync(wire::Op::kAppend, ns, key, data, len, tag, ids_.Next());
+}
+
+Status ClientImpl::WriteWithId(bool put, const std::string& ns, const std::string& key,
+                               const void* data, size_t len, uint64_t tag, WriteId id) {
+  if (!id.valid()) return Status::InvalidArgument("write id must have a nonzero writer and seq");
+  return WriteSync(put ? wire::Op::kPut : wire::Op::kAppend, ns, key, data, len, tag, id);
 }
 
 Status ClientImpl::WriteSync(wire::Op op, const std::string& ns, const std::string& key,
-                             const void* data, size_t len, uint64_t tag) {
+                             const void* data, size_t len, uint64_t tag, WriteId id) {
   RPMP_RETURN_IF_ERROR(CheckNames(ns, key));
   wire::Request req = KeyRequest(op, ns, key);
   req.tag = tag;
@@ -100,7 +140,9 @@ Status ClientImpl::WriteSync(wire::Op op, const std::string& ns, const std::stri
   req.crc = Crc32c(data, len);
   std::shared_ptr<Buffer> staged;
   RPMP_RETURN_IF_ERROR(AttachPayload(&req, data, len, &staged));
-  return Call(req, nullptr, op == wire::Op::kPut, staged);
+  req.h.flags |= wire::kFlagWriteId;
+  req.write_id = id;
+  return Call(req, nullptr, Repeat::kWrite, staged);
 }
 
 Status ClientImpl::Get(const std::string& ns, const std::string& key, Buffer* out) {
@@ -114,7 +156,7 @@ Status ClientImpl::Get(const std::string& ns, const std::string& key, Buffer* ou
       req.rma = {mr.RmaAddr(target->data()), mr.key(), target->capacity()};
     }
     std::shared_ptr<CallResult> result;
-    Status st = Call(req, &result, true, target);
+    Status st = Call(req, &result, Repeat::kRead, target);
     if (st.code() == StatusCode::kDeadlineExceeded) return st;
     *out = std::move(*target);
     RPMP_RETURN_IF_ERROR(st);
@@ -152,7 +194,7 @@ StatusOr<ObjectMeta> ClientImpl::GetMeta(const std::string& ns, const std::strin
     req.start = static_cast<uint32_t>(meta.records.size());
     req.max = wire::kMaxPageItems;
     std::shared_ptr<CallResult> result;
-    RPMP_RETURN_IF_ERROR(Call(req, &result, true));
+    RPMP_RETURN_IF_ERROR(Call(req, &result, Repeat::kRead));
     const wire::Response& resp = result->resp;
     meta.total_length = resp.total_length;
     for (const wire::RecordMeta& m : resp.records)
@@ -169,9 +211,16 @@ Status ClientImpl::ReadRecord(const RecordRef& r, Buffer* dst, size_t dst_offset
 }
 
 Status ClientImpl::Delete(const std::string& ns, const std::string& key) {
+  return DeleteWithId(ns, key, ids_.Next());
+}
+
+Status ClientImpl::DeleteWithId(const std::string& ns, const std::string& key, WriteId id) {
   RPMP_RETURN_IF_ERROR(CheckNames(ns, key));
+  if (!id.valid()) return Status::InvalidArgument("write id must have a nonzero writer and seq");
   wire::Request req = KeyRequest(wire::Op::kDel, ns, key);
-  return Call(req, nullptr, false);
+  req.h.flags |= wire::kFlagWriteId;
+  req.write_id = id;
+  return Call(req, nullptr, Repeat::kWrite);
 }
 
 StatusOr<std::vector<KeyInfo>> ClientImpl::List(const std::string& ns, const std::string& start_after,
@@ -185,7 +234,7 @@ StatusOr<std::vector<KeyInfo>> ClientImpl::List(const std::string& ns, const std
     req.start_after = after;
     req.max = max == 0 ? wire::kMaxPageItems : static_cast<uint32_t>(std::min<size_t>(max - out.size(), wire::kMaxPageItems));
     std::shared_ptr<CallResult> result;
-    RPMP_RETURN_IF_ERROR(Call(req, &result, true));
+    RPMP_RETURN_IF_ERROR(Call(req, &result, Repeat::kRead));
     wire::Response& resp = result->resp;
     for (wire::KeyEntry& k : resp.keys) out.push_back({k.key, k.total_length, k.records});
     if (!resp.more || resp.keys.empty()) break;
@@ -198,14 +247,15 @@ Status ClientImpl::DeleteNamespace(const std::string& ns) {
   wire::Request req;
   req.h.op = wire::Op::kDeleteNs;
   req.ns = ns;
-  return Call(req, nullptr, true);
+  // Not repeated once sent: a second delete could hit a namespace created meanwhile.
+  return Call(req, nullptr, Repeat::kIfNotSent);
 }
 
 StatusOr<ServerStats> ClientImpl::Stat() {
   wire::Request req;
   req.h.op = wire::Op::kStat;
   std::shared_ptr<CallResult> result;
-  RPMP_RETURN_IF_ERROR(Call(req, &result, true));
+  RPMP_RETURN_IF_ERROR(Call(req, &result, Repeat::kRead));
   const wire::Response& r = result->resp;
   ServerStats s{r.node_id, r.namespaces, r.key_count, r.record_total, r.live_bytes, {}};
   for (const wire::PoolEntry& p : r.pools) s.pools.push_back({p.path, p.medium, p.capacity, p.used, p.free});

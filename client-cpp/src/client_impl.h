@@ -7,6 +7,7 @@
 #include <string>
 
 #include "client-cpp/src/connection.h"
+#include "client-cpp/src/write_ids.h"
 #include "rpmp/client.h"
 
 namespace rpmp {
@@ -53,25 +54,46 @@ class ClientImpl : public Client {
   uint64_t NodeId() const override { return conn_->node_id(); }
   const std::string& ServerAddress() const override { return conn_->server(); }
 
+  // Forms with an explicit write id, for ClusterClient (which mints its own ids and
+  // must resend the same id to every server it tries). `id` must be valid.
+  Status WriteWithId(bool put, const std::string& ns, const std::string& key, const void* data,
+                     size_t len, uint64_t tag, WriteId id);
+  Status DeleteWithId(const std::string& ns, const std::string& key, WriteId id);
+  void WriteAsyncWithId(bool put, const std::string& ns, const std::string& key,
+                        const Buffer& buf, uint64_t tag, WriteId id, Callback done);
+  uint64_t writer() const { return ids_.writer(); }
+
+  // Which failed calls may be sent again (the retry rule, see Call).
+  enum class Repeat {
+    kRead,       // reads: again after the session was lost (Unavailable)
+    kWrite,      // puts/appends/deletes with a write id: also after a timeout
+    kIfNotSent,  // anything else: only when the request provably never left
+  };
+  // True when a call of class `repeat` that ended with `st` may be sent again;
+  // `sent` is false when the request provably never left this client.
+  static bool MayRetry(Repeat repeat, const Status& st, bool sent, bool session_lost);
+
  private:
-  // Sends req and waits for its response. Retries once on a fresh session when the
-  // request provably did not reach the server and `idempotent` allows it.
-  Status Call(wire::Request& req, std::shared_ptr<CallResult>* out, bool idempotent,
+  // Sends req and waits for its response. On a failure that may have lost the session
+  // (the server went away: Unavailable), opens a new session and sends again while
+  // MayRetry allows it, for up to options.retry_for (at least once).
+  Status Call(wire::Request& req, std::shared_ptr<CallResult>* out, Repeat repeat,
               std::shared_ptr<void> keepalive = nullptr);
   // Puts `data` inline in *req when small, else copies it into a registered buffer
   // (*staged, kept alive by the call) and names that buffer as the RMA source.
   Status AttachPayload(wire::Request* req, const void* data, size_t len,
                        std::shared_ptr<Buffer>* staged);
   Status WriteSync(wire::Op op, const std::string& ns, const std::string& key, const void* data,
-                   size_t len, uint64_t tag);
+                   size_t len, uint64_t tag, WriteId id);
   void WriteAsync(wire::Op op, const std::string& ns, const std::string& key, const Buffer& buf,
-                  uint64_t tag, Callback done);
+                  uint64_t tag, WriteId id, Callback done);
   void SubmitGet(const std::string& ns, const std::string& key, Buffer* out, Callback done,
                  int attempt);
   Status CheckNode(const GlobalAddress& addr) const;
 
   std::unique_ptr<Connection> conn_;
   ClientOptions options_;
+  WriteIdMinter ids_;
 };
 
 // Verifies per-record checksums of a concatenated object in [data, data+len).

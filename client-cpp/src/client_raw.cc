@@ -40,7 +40,7 @@ StatusOr<GlobalAddress> ClientImpl::Alloc(uint64_t size) {
   req.h.op = wire::Op::kAlloc;
   req.length = size;
   std::shared_ptr<CallResult> r;
-  RPMP_RETURN_IF_ERROR(Call(req, &r, false));
+  RPMP_RETURN_IF_ERROR(Call(req, &r, Repeat::kIfNotSent));
   return GlobalAddress{conn_->node_id(), r->resp.pool, r->resp.offset};
 }
 
@@ -50,7 +50,7 @@ Status ClientImpl::Free(const GlobalAddress& addr) {
   req.h.op = wire::Op::kFree;
   req.pool = addr.pool;
   req.offset = addr.offset;
-  return Call(req, nullptr, false);
+  return Call(req, nullptr, Repeat::kIfNotSent);
 }
 
 Status ClientImpl::Write(const GlobalAddress& addr, const void* data, size_t len) {
@@ -62,7 +62,8 @@ Status ClientImpl::Write(const GlobalAddress& addr, const void* data, size_t len
   req.length = len;
   std::shared_ptr<Buffer> staged;
   RPMP_RETURN_IF_ERROR(AttachPayload(&req, data, len, &staged));
-  return Call(req, nullptr, true, staged);
+  // Not repeated once sent: it could overwrite what another writer stored meanwhile.
+  return Call(req, nullptr, Repeat::kIfNotSent, staged);
 }
 
 Status ClientImpl::Read(const GlobalAddress& addr, void* dst, size_t len) {
@@ -81,7 +82,7 @@ Status ClientImpl::Read(const GlobalAddress& addr, void* dst, size_t len) {
     req.rma = {mr.RmaAddr(staged->data()), mr.key(), len};
   }
   std::shared_ptr<CallResult> r;
-  RPMP_RETURN_IF_ERROR(Call(req, &r, true, staged));
+  RPMP_RETURN_IF_ERROR(Call(req, &r, Repeat::kRead, staged));
   if (r->resp.outcome == wire::GetOutcome::kInline) {
     if (r->resp.inline_data.size() != len) return Status::Internal("short inline read");
     std::memcpy(dst, r->resp.inline_data.data(), len);

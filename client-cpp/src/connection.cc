@@ -6,6 +6,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <future>
 
 #include "common/log.h"
@@ -31,7 +32,9 @@ struct Connection::RecvSlot {
 
 struct Connection::ReadOp {
   OpContext op;
-  std::function<void(Status)> done;
+  std::function<void(Status)> done;  // null once answered (completion or deadline)
+  std::shared_ptr<void> keepalive;
+  std::chrono::steady_clock::time_point deadline;
 };
 
 namespace {
@@ -135,11 +138,11 @@ Connection::Call* Connection::AcquireCall() {
   return c;
 }
 
-void Connection::Submit(wire::Request& req, ResponseFn done, std::shared_ptr<void> keepalive) {
+bool Connection::Submit(wire::Request& req, ResponseFn done, std::shared_ptr<void> keepalive) {
   Call* c = AcquireCall();
   if (c == nullptr) {
     done(Status::DeadlineExceeded("too many requests in flight to " + server_), wire::Response());
-    return;
+    return false;
   }
   req.h.request_id = (static_cast<uint64_t>(c->gen) << 32) | c->index;
   req.h.session = session_.load();
@@ -157,21 +160,54 @@ void Connection::Submit(wire::Request& req, ResponseFn done, std::shared_ptr<voi
       c->send_done = true;
     }
     Finish(c, st, wire::Response());
+    return false;
   }
+  return true;
 }
 
 void Connection::ReadRemote(uint64_t raddr, uint64_t rkey, char* dst, size_t len,
-                            const MemoryRegion& region, std::function<void(Status)> done) {
+                            const MemoryRegion& region, std::function<void(Status)> done,
+                            std::shared_ptr<void> keepalive) {
   auto* op = new ReadOp();
   op->done = std::move(done);
+  op->keepalive = std::move(keepalive);
+  op->deadline = std::chrono::steady_clock::now() + options_.timeout;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    reads_.push_back(op);
+  }
   reads_in_flight_.fetch_add(1);
   work_cv_.notify_one();
   Status st = fabric_->Read(&op->op, peer_, dst, len, region.desc(), raddr, rkey);
   if (!st.ok()) {
+    std::function<void(Status)> fn;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      reads_.erase(std::find(reads_.begin(), reads_.end(), op));
+      fn = std::move(op->done);
+    }
     reads_in_flight_.fetch_sub(1);
-    op->done(st);
+    fn(st);
     delete op;
   }
+}
+
+// Answers one-sided reads past their deadline. The op itself stays until its
+// completion arrives (the fabric owns its context); its buffer is quarantined.
+void Connection::ExpireReads(std::chrono::steady_clock::time_point now) {
+  std::vector<std::function<void(Status)>> expired;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    for (ReadOp* op : reads_) {
+      if (!op->done || op->deadline >= now) continue;
+      expired.push_back(std::move(op->done));
+      op->done = nullptr;
+      if (op->keepalive) quarantine_.push_back(op->keepalive);
+    }
+  }
+  for (auto& fn : expired)
+    fn(Status::DeadlineExceeded("one-sided read from " + server_ + " did not complete within " +
+                                std::to_string(options_.timeout.count()) + " ms"));
 }
 
 void Connection::ProgressLoop() {
@@ -189,6 +225,7 @@ void Connection::ProgressLoop() {
     auto now = std::chrono::steady_clock::now();
     if (now - last_expire > std::chrono::milliseconds(10)) {
       ExpireCalls();
+      ExpireReads(now);
       last_expire = now;
     }
   }
@@ -201,6 +238,15 @@ void Connection::ProgressLoop() {
       c->send_done = true;
     }
     if (pending) Finish(c.get(), Status::Cancelled("client closed"), wire::Response());
+  }
+  std::vector<ReadOp*> reads;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    reads.swap(reads_);
+  }
+  for (ReadOp* op : reads) {  // no completion can arrive any more
+    if (op->done) op->done(Status::Cancelled("client closed"));
+    delete op;
   }
 }
 
@@ -227,8 +273,14 @@ void Connection::OnCompletion(const Completion& c) {
     case OpKind::kRead:
     case OpKind::kWrite: {
       ReadOp* op = reinterpret_cast<ReadOp*>(c.ctx);
+      std::function<void(Status)> fn;
+      {
+        std::lock_guard<std::mutex> lock(mu_);
+        reads_.erase(std::find(reads_.begin(), reads_.end(), op));
+        fn = std::move(op->done);  // null when the deadline answered it already
+      }
       reads_in_flight_.fetch_sub(1);
-      op->done(c.status.ok() ? Status::Ok() : Status::Unavailable("one-sided read from " + server_ + " failed: " + c.status.message()));
+      if (fn) fn(c.status.ok() ? Status::Ok() : Status::Unavailable("one-sided read from " + server_ + " failed: " + c.status.message()));
       delete op;
       return;
     }
@@ -300,12 +352,15 @@ void Connection::ExpireCalls() {
 
 void Connection::Finish(Call* c, const Status& st, const wire::Response& resp) {
   ResponseFn fn;
+  std::shared_ptr<void> release;  // dropped before `done` unless it must be quarantined
   {
     std::lock_guard<std::mutex> lock(mu_);
     if (c->finished) return;
     c->finished = true;
     fn = std::move(c->done);
+    if (!c->timed_out) release = std::move(c->keepalive);
   }
+  release.reset();
   if (st.code() == StatusCode::kUnavailable || st.code() == StatusCode::kDeadlineExceeded)
     needs_hello_.store(true);
   if (fn) fn(st, resp);

@@ -33,11 +33,17 @@ class Connection {
   ~Connection();
 
   // Sends `req` (its header's op/flags set by the caller; ids filled in here).
-  // `keepalive` is held until the server can no longer touch the request's buffers.
-  void Submit(wire::Request& req, ResponseFn done, std::shared_ptr<void> keepalive = nullptr);
+  // `keepalive` is held until the server can no longer touch the request's buffers:
+  // released before `done` when the call ends with a response, else (timeout, server
+  // gone) kept in a quarantine for the connection's life. Returns false when the
+  // request provably never left this client (no free slot, encoding or local send
+  // failure; `done` has then been called already), true when it may have been sent.
+  bool Submit(wire::Request& req, ResponseFn done, std::shared_ptr<void> keepalive = nullptr);
   // One-sided RMA read of the server's memory into `dst` (registered in `region`).
+  // `done` gets DeadlineExceeded when the read has not completed within the timeout;
+  // `keepalive` is then kept for the connection's life (the read may still land).
   void ReadRemote(uint64_t raddr, uint64_t rkey, char* dst, size_t len, const MemoryRegion& region,
-                  std::function<void(Status)> done);
+                  std::function<void(Status)> done, std::shared_ptr<void> keepalive = nullptr);
 
   // Starts a new session when the last one may be lost (server restarted or
   // unreachable); a no-op otherwise. Call from a caller thread, never from `done`.
@@ -63,6 +69,7 @@ class Connection {
   void OnCompletion(const Completion& c);
   void OnResponse(RecvSlot* r, size_t len, PeerAddr src);
   void ExpireCalls();
+  void ExpireReads(std::chrono::steady_clock::time_point now);
   void Finish(Call* c, const Status& st, const wire::Response& resp);
   void MaybeFree(Call* c);
   Call* AcquireCall();
@@ -95,6 +102,7 @@ class Connection {
   size_t active_ = 0;
   std::atomic<int> reads_in_flight_{0};
   std::vector<std::shared_ptr<void>> quarantine_;  // buffers of timed-out calls
+  std::vector<ReadOp*> reads_;                     // one-sided reads in flight
   std::atomic<bool> stop_{false};
   std::thread progress_;
 };

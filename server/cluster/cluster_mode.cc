@@ -31,6 +31,8 @@ std::unique_ptr<ClusterMode> ClusterMode::Create(const ServerConfig& config, Sto
   m->replicator_ = std::make_unique<Replicator>(store, m->placement_proxy_.get(), store->NodeId(), ro);
   m->agent_ = std::make_unique<ClusterAgent>(store, m->heartbeat_proxy_.get(), m->replicator_.get(),
                                              config.listen, std::chrono::milliseconds(500));
+  ClusterAgent* agent = m->agent_.get();
+  m->replicator_->SetLeaseCheck([agent] { return agent->WaitLease(std::chrono::milliseconds(1000)); });
   return m;
 }
 

@@ -39,12 +39,20 @@ Status ClusterAgent::Beat() {
   req.set_free(free);
   req.set_pools(static_cast<uint32_t>(st.pools.size()));
   req.set_known_epoch(epoch_.load());
+  for (const std::string& ns : acks_) req.add_deleted_namespaces(ns);
+  auto sent = std::chrono::steady_clock::now();
   RPMP_ASSIGN_OR_RETURN(v1::HeartbeatReply reply, proxy_->Heartbeat(req));
+  // The leader counts silence from when it received this beat, later than `sent`.
+  std::chrono::milliseconds lease(reply.lease_ms() > 0 ? reply.lease_ms() : 1000);
+  int64_t until = (sent + lease).time_since_epoch().count();
+  if (until > lease_until_ns_.load()) {
+    std::lock_guard<std::mutex> lock(mu_);
+    lease_until_ns_.store(until);
+  }
+  cv_.notify_all();
+  acks_.clear();  // the leader has them
   for (const std::string& ns : reply.delete_namespaces()) {
-    Status d = store_->DeleteNamespace(ns);
-    if (d.ok()) RPMP_LOG_INFO("deleted namespace %s (told by the proxy leader)", ns.c_str());
-    else if (!d.IsNotFound()) RPMP_LOG_WARN("cannot delete namespace %s: %s", ns.c_str(), d.ToString().c_str());
-    if (replicator_ != nullptr) replicator_->Forget(ns);
+    if (ApplyDeletion(ns)) acks_.push_back(ns);
   }
   if (!registered_) {
     RPMP_LOG_INFO("registered with proxy leader %s as node %016llx (%s), epoch %llu", reply.leader().c_str(),
@@ -58,6 +66,27 @@ Status ClusterAgent::Beat() {
   }
   if (reply.heartbeat_interval_ms() > 0) interval_ = std::chrono::milliseconds(reply.heartbeat_interval_ms());
   return Status::Ok();
+}
+
+bool ClusterAgent::ApplyDeletion(const std::string& ns) {
+  Status d = store_->DeleteNamespace(ns);
+  if (d.ok()) RPMP_LOG_INFO("deleted namespace %s (told by the proxy leader)", ns.c_str());
+  else if (!d.IsNotFound()) {
+    RPMP_LOG_WARN("cannot delete namespace %s: %s", ns.c_str(), d.ToString().c_str());
+    return false;
+  }
+  if (replicator_ != nullptr) replicator_->Forget(ns);
+  return true;
+}
+
+bool ClusterAgent::LeaseValid() const {
+  return std::chrono::steady_clock::now().time_since_epoch().count() < lease_until_ns_.load();
+}
+
+bool ClusterAgent::WaitLease(std::chrono::milliseconds max) {
+  if (LeaseValid()) return true;
+  std::unique_lock<std::mutex> lock(mu_);
+  return cv_.wait_for(lock, max, [this] { return stop_ || LeaseValid(); }) && LeaseValid();
 }
 
 void ClusterAgent::Loop() {

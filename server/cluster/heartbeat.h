@@ -14,6 +14,7 @@
 #include <mutex>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "proto/proxy_client.h"
 #include "server/cluster/replicator.h"
@@ -31,10 +32,18 @@ class ClusterAgent {
   void Stop();
   // Epoch of the last heartbeat reply (0 before the first).
   uint64_t epoch() const { return epoch_.load(); }
+  // Whether the primary lease is valid now: the last answered heartbeat was sent
+  // less than the leader's lease_ms ago (docs/cluster.md). Any thread.
+  bool LeaseValid() const;
+  // LeaseValid(), or waits up to `max` for a heartbeat reply that renews it (a late
+  // beat on a loaded machine then delays a write instead of failing it).
+  bool WaitLease(std::chrono::milliseconds max);
 
  private:
   void Loop();
   Status Beat();
+  // Deletes ns as the leader asked; true when done and to be acknowledged.
+  bool ApplyDeletion(const std::string& ns);
 
   Store* store_;
   ProxyClient* proxy_;
@@ -42,7 +51,9 @@ class ClusterAgent {
   const std::string endpoint_;
   std::chrono::milliseconds interval_;
   std::atomic<uint64_t> epoch_{0};
+  std::atomic<int64_t> lease_until_ns_{0};  // steady clock
   bool registered_ = false;
+  std::vector<std::string> acks_;  // deletions applied, acknowledged in the next beat
   std::mutex mu_;
   std::condition_variable cv_;
   bool stop_ = false;

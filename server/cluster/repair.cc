@@ -1,51 +1,114 @@
-// Repair: how a primary brings a member of a namespace's placement up to date — the
-// member's copy of the namespace is dropped and every record is sent again, key by
-// key, in the primary's order (first record of a key as a put, the rest as appends,
-// same tags). Runs on the namespace's worker, so no write of the namespace
-// interleaves. Also the scanner, which looks for substituted members after every
-// placement change and queues their repair. See replicator.h.
+// Repair: how a primary brings a member of a namespace's placement up to date without
+// ever destroying a copy that may be needed (docs/cluster.md, "Repair"). It compares
+// the member's keys and record lists (tag, length, CRC) with its own, appends the
+// records the member lacks at the end of a key, and rewrites (put, then appends) only
+// keys whose records diverge, and deletes keys the primary does not have. Before any
+// such destructive step on a member the proxy lists as in sync, the member is taken
+// out of the in-sync set; after a complete copy it is added back. The source is always
+// the primary, which is in sync, hence holds every acknowledged record. Runs on the
+// namespace's worker, so no write of the namespace interleaves. Also the scanner,
+// which queues repairs of members that are not in sync after every placement change.
 #include <chrono>
+#include <set>
 
 #include "common/log.h"
 #include "proto/placement.h"
 #include "server/cluster/replicator.h"
+#include "server/server_metrics.h"
 
 namespace rpmp {
 
-Status Replicator::RepairMember(const std::string& ns, ReplicaLink* link) {
+Status Replicator::RepairMember(const std::string& ns, NsState* s, int index, ReplicaLink* link) {
+  RepairProgress progress(ReplicationHooks());  // metrics: running, records, result
   auto started = std::chrono::steady_clock::now();
-  RPMP_RETURN_IF_ERROR(link->DeleteNamespace(ns));
-  uint64_t keys = 0, records = 0, bytes = 0;
+  const uint64_t node = s->placement.placement(index).node_id();
+  bool in_sync = InSync(s->placement, index);
+  auto leave_in_sync = [&]() -> Status {
+    if (!in_sync) return Status::Ok();
+    RPMP_RETURN_IF_ERROR(SetMemberInSync(ns, s, node, false));
+    in_sync = false;
+    return Status::Ok();
+  };
+  RPMP_ASSIGN_OR_RETURN(std::vector<std::string> theirs, link->ListKeys(ns));
+  std::set<std::string> extra(theirs.begin(), theirs.end());
+  uint64_t keys = 0, records = 0, bytes = 0, rewritten = 0;
   std::string after;
   while (true) {
-    RPMP_ASSIGN_OR_RETURN(ListPage page, store_->List(ns, after, 1000));
-    for (const KeyInfo& k : page.keys) {
+    StatusOr<ListPage> page = store_->List(ns, after, 1000);
+    if (page.status().IsNotFound()) break;
+    if (!page.ok()) return page.status();
+    for (const KeyInfo& k : page->keys) {
+      extra.erase(k.key);
       StatusOr<ObjectView> view = store_->Get(ns, k.key);
       if (view.status().IsNotFound()) continue;
       if (!view.ok()) return view.status();
-      for (size_t i = 0; i < view->records.size(); i++) {
+      RPMP_ASSIGN_OR_RETURN(std::vector<ReplicaRecord> have, link->Records(ns, k.key));
+      size_t common = 0;
+      while (common < have.size() && common < view->records.size() &&
+             have[common] == ReplicaRecord{view->records[common].tag, view->records[common].length,
+                                           view->records[common].crc})
+        common++;
+      size_t from = common;
+      if (common < have.size()) {  // diverges: the member holds records we do not
+        RPMP_RETURN_IF_ERROR(leave_in_sync());
+        from = 0;
+        rewritten++;
+      }
+      // Records carry their write ids, except in a rewritten key: the member may
+      // already know those ids (from the diverged copy) and would skip them.
+      // A record with an id is sent with the kind it was written with (the member's
+      // id table checks it); an append to an absent key creates it.
+      for (size_t i = from; i < view->records.size(); i++) {
         const RecordInfo& r = view->records[i];
-        RPMP_RETURN_IF_ERROR(link->Write(i == 0, ns, k.key, r.tag, r.data, r.length, r.crc));
+        WriteId id = from == common ? r.write_id : WriteId{};
+        WriteOutcome first = id.valid() ? store_->FindWrite(ns, id) : WriteOutcome{};
+        bool put = first.state != WriteState::kUnknown ? first.kind == WriteIdKind::kPut : i == 0;
+        if (i == 0 && from == 0 && common < have.size()) put = true;  // must replace the diverged copy
+        RPMP_RETURN_IF_ERROR(link->Write(put, ns, k.key, r.tag, r.data, r.length, r.crc, id, FenceOf(s)));
         records++;
         bytes += r.length;
+        progress.Copied(r.length);
       }
-      keys++;
+      keys += from < view->records.size();
     }
-    if (!page.more || page.keys.empty()) break;
-    after = page.keys.back().key;
+    if (!page->more || page->keys.empty()) break;
+    after = page->keys.back().key;
+  }
+  for (const std::string& k : extra) {  // keys we deleted (or never acknowledged)
+    RPMP_RETURN_IF_ERROR(leave_in_sync());
+    RPMP_RETURN_IF_ERROR(link->Delete(ns, k, {}, FenceOf(s)));
+    rewritten++;
   }
   // A deletion that raced with the copy would leave the copy behind: check.
   StatusOr<v1::Namespace> still = proxy_->GetPlacement(ns);
   if (still.status().IsNotFound()) {
-    link->DeleteNamespace(ns);
+    link->DeleteNamespace(ns, FenceOf(s));
     store_->DeleteNamespace(ns);
     return Status::NotFound("namespace '" + ns + "' was deleted during repair");
   }
+  if (!in_sync) RPMP_RETURN_IF_ERROR(SetMemberInSync(ns, s, node, true));
   auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - started);
-  RPMP_LOG_INFO("repaired namespace %s on node %016llx at %s: %llu keys, %llu records, %llu bytes in %lld ms",
-                ns.c_str(), static_cast<unsigned long long>(link->node_id()), link->endpoint().c_str(),
-                static_cast<unsigned long long>(keys), static_cast<unsigned long long>(records),
-                static_cast<unsigned long long>(bytes), static_cast<long long>(ms.count()));
+  RPMP_LOG_INFO("repaired namespace %s on node %016llx at %s: %llu keys completed (%llu rewritten or deleted), "
+                "%llu records, %llu bytes in %lld ms",
+                ns.c_str(), static_cast<unsigned long long>(node), link->endpoint().c_str(),
+                static_cast<unsigned long long>(keys), static_cast<unsigned long long>(rewritten),
+                static_cast<unsigned long long>(records), static_cast<unsigned long long>(bytes),
+                static_cast<long long>(ms.count()));
+  progress.Succeeded();
+  return Status::Ok();
+}
+
+Status Replicator::SetMemberInSync(const std::string& ns, NsState* s, uint64_t node, bool in_sync) {
+  StatusOr<v1::Namespace> next = proxy_->SetInSync(ns, s->placement.epoch(), self_, node, in_sync);
+  if (!next.ok()) {
+    std::lock_guard<std::mutex> lock(mu_);
+    s->stale = true;
+    return next.status().Annotate(std::string(in_sync ? "adding" : "removing") + " in-sync member " +
+                                  std::to_string(node));
+  }
+  s->placement = std::move(next).value();
+  s->have = true;
+  NoteEpoch(s->placement);
   return Status::Ok();
 }
 
@@ -55,8 +118,8 @@ void Replicator::RepairJob(const std::string& ns) {
   bool needed = false;
   for (int i = 0; i < s->placement.placement_size(); i++) {
     const v1::Replica& m = s->placement.placement(i);
-    if (m.node_id() != self_ && m.state() != v1::NODE_STATE_DEAD && JoinedEpoch(s->placement, i) > 0 &&
-        !s->synced.count(m.node_id()))
+    if (m.node_id() != self_ && m.state() != v1::NODE_STATE_DEAD &&
+        (!InSync(s->placement, i) || !s->synced.count(m.node_id())))
       needed = true;
   }
   if (!needed) return;
@@ -87,15 +150,17 @@ void Replicator::ScanOnce() {
     return;
   }
   for (const v1::Namespace& ns : all->namespaces()) {
+    NoteEpoch(ns);
     int p = PrimaryIndex(ns);
     if (p < 0 || ns.placement(p).node_id() != self_) continue;
-    // Substitutes start empty: queue their repair (the worker skips members it
-    // already brought in sync). Original members are assumed in sync until a write
-    // to them fails.
-    bool substitute_pending = false;
+    // Members out of the in-sync set (substitutes, returning members): queue their
+    // repair. In-sync members this process has not synchronised are checked by the
+    // diff at the next write (or right here when a repair runs anyway).
+    bool pending = false;
     for (int i = 0; i < ns.placement_size(); i++)
-      if (ns.placement(i).node_id() != self_ && JoinedEpoch(ns, i) > 0) substitute_pending = true;
-    if (substitute_pending) {
+      if (ns.placement(i).node_id() != self_ && ns.placement(i).state() != v1::NODE_STATE_DEAD && !InSync(ns, i))
+        pending = true;
+    if (pending) {
       std::string name = ns.name();
       Enqueue(name, [this, name] { RepairJob(name); });
     }

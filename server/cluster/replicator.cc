@@ -6,6 +6,7 @@
 
 #include "common/log.h"
 #include "proto/placement.h"
+#include "server/server_metrics.h"
 
 namespace rpmp {
 
@@ -77,8 +78,12 @@ void Replicator::SubmitWrite(const WriteSpec& spec, Reservation* reservation, Do
   Enqueue(spec.ns, [this, spec, reservation, done] { RunWrite(spec, reservation, done); });
 }
 
-void Replicator::SubmitDelete(const std::string& ns, const std::string& key, DoneFn done) {
-  Enqueue(ns, [this, ns, key, done] { RunDelete(ns, key, done); });
+void Replicator::SubmitDelete(const std::string& ns, const std::string& key, const WriteId& id, DoneFn done) {
+  Enqueue(ns, [this, ns, key, id, done] { RunDelete(ns, key, id, done); });
+}
+
+void Replicator::SubmitDuplicate(const WriteSpec& spec, DoneFn done) {
+  Enqueue(spec.ns, [this, spec, done] { RunDuplicate(spec, done); });
 }
 
 void Replicator::ScanSoon() {
@@ -120,6 +125,32 @@ Status Replicator::Refresh(const std::string& ns, NsState* s, bool force) {
   }
   s->placement = std::move(p).value();
   s->have = true;
+  NoteEpoch(s->placement);
+  return Status::Ok();
+}
+
+void Replicator::NoteEpoch(const v1::Namespace& ns) {
+  int p = PrimaryIndex(ns);
+  std::lock_guard<std::mutex> lock(mu_);
+  Fence& f = fences_[ns.name()];
+  if (ns.epoch() < f.epoch) return;
+  if (ns.epoch() > f.epoch || f.primary == 0) f = {ns.epoch(), p >= 0 ? ns.placement(p).node_id() : 0};
+}
+
+Status Replicator::CheckReplicaFrame(const std::string& ns, bool has_fence, uint64_t epoch, uint64_t primary) {
+  if (!has_fence) return Status::Ok();  // a primary of an older release
+  std::lock_guard<std::mutex> lock(mu_);
+  Fence& f = fences_[ns];
+  if (epoch < f.epoch)
+    return Status(StatusCode::kFailedPrecondition, "replica frame for namespace '" + ns + "' at epoch " +
+                                                       std::to_string(epoch) + " refused: epoch " +
+                                                       std::to_string(f.epoch) + " is newer");
+  if (epoch == f.epoch && f.primary != 0 && primary != f.primary)
+    return Status(StatusCode::kFailedPrecondition, "replica frame for namespace '" + ns + "' from node " +
+                                                       std::to_string(primary) + " refused: the primary of epoch " +
+                                                       std::to_string(epoch) + " is " + std::to_string(f.primary));
+  if (primary == self_) return Status(StatusCode::kFailedPrecondition, "replica frame from this node itself");
+  if (epoch > f.epoch) f = {epoch, primary};
   return Status::Ok();
 }
 
@@ -169,24 +200,24 @@ Status Replicator::Replicate(const std::string& ns, NsState* s,
   std::chrono::milliseconds backoff(50);
   Status last;
   while (true) {
-    size_t usable = 0;
-    for (const v1::Replica& m : s->placement.placement()) {
-      if (m.state() == v1::NODE_STATE_DEAD) continue;
-      usable++;
-      if (holders.count(m.node_id())) continue;
+    if (!LeaseValid()) return Status::Unavailable("namespace '" + ns + "': this node's primary lease expired");
+    for (int i = 0; i < s->placement.placement_size(); i++) {
+      const v1::Replica m = s->placement.placement(i);  // a copy: repair may replace s->placement
+      if (m.state() == v1::NODE_STATE_DEAD || holders.count(m.node_id())) continue;
       StatusOr<std::shared_ptr<ReplicaLink>> link = LinkFor(m);
       Status st = link.status();
       if (st.ok()) {
-        bool in_sync = s->synced.count(m.node_id()) > 0;
-        // A member we are not sure of gets the whole namespace (which includes
-        // this operation), so its records keep our order.
-        st = in_sync ? send(link->get()) : RepairMember(ns, link->get());
+        bool in_sync = s->synced.count(m.node_id()) > 0 && InSync(s->placement, i);
+        // A member we are not sure of is diff-repaired (which includes this
+        // operation), so its records keep our order.
+        st = in_sync ? send(link->get()) : RepairMember(ns, s, i, link->get());
       }
       if (st.ok()) {
         holders.insert(m.node_id());
         s->synced.insert(m.node_id());
       } else {
         last = st;
+        if (ReplicationMetrics* rm = ReplicationHooks()) rm->replica_misses->Add();
         s->synced.erase(m.node_id());
         DropLink(m.node_id());
         RPMP_LOG_WARN("namespace %s: member %016llx at %s missed an update: %s", ns.c_str(),
@@ -194,8 +225,22 @@ Status Replicator::Replicate(const std::string& ns, NsState* s,
                       st.ToString().c_str());
       }
     }
-    if (holders.size() >= usable && holders.size() >= RequiredCopies(s->placement)) return Status::Ok();
-    if (holders.size() >= RequiredCopies(s->placement)) return Status::Ok();  // the rest repair later
+    if (ReplicationMetrics* rm = ReplicationHooks(); rm && holders.size() >= RequiredCopies(s->placement))
+      rm->replicate_seconds->Observe(std::chrono::duration<double>(
+          std::chrono::steady_clock::now() - (deadline - options_.write_timeout)).count());
+    if (holders.size() >= RequiredCopies(s->placement)) {
+      // Invariant 3: every in-sync member holds what we acknowledge.
+      Status dropped;
+      for (int i = 0; i < s->placement.placement_size() && dropped.ok(); i++) {
+        uint64_t id = s->placement.placement(i).node_id();
+        if (!holders.count(id) && InSync(s->placement, i)) dropped = SetMemberInSync(ns, s, id, false);
+      }
+      if (dropped.ok()) {
+        if (!LeaseValid()) return Status::Unavailable("namespace '" + ns + "': this node's primary lease expired");
+        return Status::Ok();
+      }
+      last = dropped;
+    }
     if (std::chrono::steady_clock::now() + backoff > deadline) {
       return Status::Unavailable("namespace '" + ns + "': only " + std::to_string(holders.size()) + " of " +
                                  std::to_string(RequiredCopies(s->placement)) +
@@ -205,35 +250,67 @@ Status Replicator::Replicate(const std::string& ns, NsState* s,
     backoff = std::min(backoff * 2, std::chrono::milliseconds(400));
     Status r = Refresh(ns, s, true);  // maybe the dead member has been substituted
     if (!r.ok()) return r;
+    int p = PrimaryIndex(s->placement);
+    if (p < 0 || s->placement.placement(p).node_id() != self_)
+      return Status(StatusCode::kFailedPrecondition, "namespace '" + ns + "': no longer the primary");
   }
 }
 
 void Replicator::RunWrite(const WriteSpec& spec, Reservation* r, const DoneFn& done) {
   std::shared_ptr<NsState> s = StateOf(spec.ns);
-  Status st = CheckPrimary(spec.ns, s.get());
+  Status st = LeaseValid() ? CheckPrimary(spec.ns, s.get())
+                           : Status::Unavailable("this node holds no primary lease (no recent heartbeat reply)");
   if (!st.ok()) {
     store_->Abort(r);
     return done(st);
   }
-  const char* data = r->payload();
+  // Copied before the commit: once committed, the reserved memory can be released
+  // under us (a namespace deletion from the heartbeat thread).
+  std::string data(r->payload(), spec.length);
   st = store_->Commit(r);
   if (!st.ok()) return done(st);
-  // The committed payload stays where it was reserved until the key is rewritten,
-  // and rewrites of this namespace wait for this worker.
   st = Replicate(spec.ns, s.get(), [&](ReplicaLink* link) {
-    return link->Write(spec.kind == WriteKind::kPut, spec.ns, spec.key, spec.tag, data, spec.length, spec.crc);
+    return link->Write(spec.kind == WriteKind::kPut, spec.ns, spec.key, spec.tag, data.data(), spec.length,
+                       spec.crc, spec.id, FenceOf(s.get()));
   });
   done(st);
 }
 
-void Replicator::RunDelete(const std::string& ns, const std::string& key, const DoneFn& done) {
+void Replicator::RunDelete(const std::string& ns, const std::string& key, const WriteId& id, const DoneFn& done) {
   std::shared_ptr<NsState> s = StateOf(ns);
-  Status st = CheckPrimary(ns, s.get());
+  Status st = LeaseValid() ? CheckPrimary(ns, s.get())
+                           : Status::Unavailable("this node holds no primary lease (no recent heartbeat reply)");
   if (!st.ok()) return done(st);
-  Status local = store_->Delete(ns, key);
+  Status local = store_->Delete(ns, key, id);
   if (!local.ok() && !local.IsNotFound()) return done(local);
-  st = Replicate(ns, s.get(), [&](ReplicaLink* link) { return link->Delete(ns, key); });
+  st = Replicate(ns, s.get(), [&](ReplicaLink* link) { return link->Delete(ns, key, id, FenceOf(s.get())); });
   done(st.ok() ? local : st);
+}
+
+// A retry of a write this primary already committed (maybe never replicated: the
+// first attempt timed out). Members not in sync are repaired by Replicate, which
+// brings them this record in order; in-sync members get it again and deduplicate it.
+void Replicator::RunDuplicate(const WriteSpec& spec, const DoneFn& done) {
+  std::shared_ptr<NsState> s = StateOf(spec.ns);
+  Status st = LeaseValid() ? CheckPrimary(spec.ns, s.get())
+                           : Status::Unavailable("this node holds no primary lease (no recent heartbeat reply)");
+  if (!st.ok()) return done(st);
+  std::string data;
+  bool found = false;
+  StatusOr<ObjectView> view = store_->Get(spec.ns, spec.key);
+  if (view.ok()) {
+    for (const RecordInfo& r : view->records) {
+      if (r.write_id != spec.id) continue;
+      data.assign(r.data, r.length);
+      found = true;
+    }
+  }
+  st = Replicate(spec.ns, s.get(), [&](ReplicaLink* link) {
+    if (!found) return Status::Ok();  // superseded by a later put: nothing to resend
+    return link->Write(spec.kind == WriteKind::kPut, spec.ns, spec.key, spec.tag, data.data(), data.size(),
+                       spec.crc, spec.id, FenceOf(s.get()));
+  });
+  done(st);
 }
 
 }  // namespace rpmp

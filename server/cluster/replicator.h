@@ -6,9 +6,11 @@
 // commit locally, then send the record to every other usable member through a
 // ReplicaLink, one record at a time, so every replica commits in the same order and
 // holds byte-identical records. The client is answered once RequiredCopies() copies
-// exist; members that miss a record are marked out of sync and repaired (the whole
-// namespace copied over, repair.cc) before they receive anything else. Substituted
-// members are repaired as soon as a placement change is seen (ScanSoon()).
+// exist and every member of the proxy's in-sync set holds the record (a member that
+// missed it is removed from that set first); members out of sync are repaired
+// (diff-copied, repair.cc) before they receive anything else, then added back.
+// Members out of the in-sync set are repaired as soon as a placement change is seen
+// (ScanSoon()). Writes start and are acknowledged only under the node's lease.
 //
 // Threads: Submit*/ScanSoon/Forget from any thread; work runs on the workers and one
 // scanner thread. Start once, Stop once (fails queued work with Unavailable).
@@ -49,11 +51,17 @@ class Replicator : public WriteCoordinator {
   void Stop();
 
   void SubmitWrite(const WriteSpec& spec, Reservation* reservation, DoneFn done) override;
-  void SubmitDelete(const std::string& ns, const std::string& key, DoneFn done) override;
+  void SubmitDelete(const std::string& ns, const std::string& key, const WriteId& id, DoneFn done) override;
+  void SubmitDuplicate(const WriteSpec& spec, DoneFn done) override;
+  Status CheckReplicaFrame(const std::string& ns, bool has_fence, uint64_t epoch, uint64_t primary) override;
   // Placements may have changed (epoch moved): refetch and repair substitutes.
   void ScanSoon();
   // The namespace was deleted: drop what is cached about it.
   void Forget(const std::string& ns);
+  // Set before Start: whether this node holds a primary lease (from the heartbeat
+  // agent; may wait briefly for a renewal). Without one the node neither starts nor
+  // acknowledges writes.
+  void SetLeaseCheck(std::function<bool()> lease_valid) { lease_valid_ = std::move(lease_valid); }
 
  private:
   struct NsState {
@@ -79,23 +87,35 @@ class Replicator : public WriteCoordinator {
   // FailedPrecondition unless this node is the namespace's primary.
   Status CheckPrimary(const std::string& ns, NsState* s);
   // Brings every usable member up to date with `apply` already done locally;
-  // `send` forwards the one operation to an in-sync member. Counts copies.
+  // `send` forwards the one operation to an in-sync member. Counts copies; before it
+  // answers Ok every in-sync member that did not get the operation has been removed
+  // from the in-sync set at the proxy. Unavailable without a lease.
   Status Replicate(const std::string& ns, NsState* s,
                    const std::function<Status(ReplicaLink*)>& send);
   StatusOr<std::shared_ptr<ReplicaLink>> LinkFor(const v1::Replica& member);
   void DropLink(uint64_t node_id);
 
-  // repair.cc: copies every record of ns onto the member behind `link`.
-  Status RepairMember(const std::string& ns, ReplicaLink* link);
+  // repair.cc: brings placement member `index` (behind `link`) to exactly our
+  // records of ns and adds it to the in-sync set.
+  Status RepairMember(const std::string& ns, NsState* s, int index, ReplicaLink* link);
+  // Asks the proxy to add/remove `node` to/from ns's in-sync set; updates s->placement.
+  Status SetMemberInSync(const std::string& ns, NsState* s, uint64_t node, bool in_sync);
+  bool LeaseValid() const { return !lease_valid_ || lease_valid_(); }
+  // Our fence for frames of ns (the epoch of the placement we act on).
+  ReplicaFence FenceOf(const NsState* s) const { return {s->placement.epoch(), self_}; }
+  // Remembers the newest (epoch, primary) seen for ns, for CheckReplicaFrame.
+  void NoteEpoch(const v1::Namespace& ns);
   void RepairJob(const std::string& ns);
 
   void RunWrite(const WriteSpec& spec, Reservation* r, const DoneFn& done);
-  void RunDelete(const std::string& ns, const std::string& key, const DoneFn& done);
+  void RunDelete(const std::string& ns, const std::string& key, const WriteId& id, const DoneFn& done);
+  void RunDuplicate(const WriteSpec& spec, const DoneFn& done);
 
   Store* store_;
   ProxyClient* proxy_;
   const uint64_t self_;
   ReplicatorOptions options_;
+  std::function<bool()> lease_valid_;
   std::vector<std::unique_ptr<Worker>> workers_;
   bool stopping_ = false;  // guarded by mu_
 
@@ -103,6 +123,10 @@ class Replicator : public WriteCoordinator {
   std::map<std::string, std::shared_ptr<NsState>> ns_;
   std::map<uint64_t, std::shared_ptr<ReplicaLink>> links_;
   std::map<uint64_t, std::string> link_endpoints_;
+  struct Fence {
+    uint64_t epoch = 0, primary = 0;  // primary 0 = unknown / none usable
+  };
+  std::map<std::string, Fence> fences_;  // newest epoch seen per namespace
   bool scan_wanted_ = true;
   std::condition_variable scan_cv_;
   std::thread scanner_;

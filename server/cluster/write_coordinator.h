@@ -24,7 +24,15 @@ class WriteCoordinator {
   // `reservation` holds the payload in place; the coordinator commits or aborts it
   // (it stays owned by the caller and alive until `done`).
   virtual void SubmitWrite(const WriteSpec& spec, Reservation* reservation, DoneFn done) = 0;
-  virtual void SubmitDelete(const std::string& ns, const std::string& key, DoneFn done) = 0;
+  // `id` (may be invalid) is the client's write id, replicated with the delete.
+  virtual void SubmitDelete(const std::string& ns, const std::string& key, const WriteId& id, DoneFn done) = 0;
+  // A write whose id the store already holds as committed (Reservation::duplicate):
+  // the coordinator makes sure it is on enough copies, then answers the first outcome.
+  virtual void SubmitDuplicate(const WriteSpec& spec, DoneFn done) = 0;
+  // A replica frame (wire::kFlagReplica) for `ns` from `primary` acting in namespace
+  // epoch `epoch` (has_fence false: an unfenced frame). FailedPrecondition when this
+  // node knows a newer epoch of ns or another primary for that epoch. Non-blocking.
+  virtual Status CheckReplicaFrame(const std::string& ns, bool has_fence, uint64_t epoch, uint64_t primary) = 0;
 };
 
 }  // namespace rpmp

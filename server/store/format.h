@@ -55,13 +55,28 @@ struct SegmentHeader {
   uint64_t size;            // 24: bytes of the segment object, header included
   uint64_t state;           // 32: 0 = live, kSegmentDeleted = namespace deleted
   uint16_t ns_length;       // 40
-  uint16_t reserved0;       // 42
+  uint16_t flags;           // 42: kSegmentAlignedRecords; other bits zero
   uint32_t header_crc;      // 44: CRC-32C of bytes 0..31, 40..43 and the name
   uint64_t reserved1[2];    // 48
   char ns[256];             // 64: namespace name (ns_length bytes used)
   uint64_t reserved2[8];    // 320..383
 };
 static_assert(sizeof(SegmentHeader) == kSegmentHeaderSize, "segment header size");
+
+// Segment flags. kSegmentAlignedRecords: records start at the first 64-byte aligned
+// pool offset at or after the header's end (PMDK places objects at 16 mod 64, so a
+// fixed start of 384 would put every record header across two cache lines). Set on
+// every segment this build allocates; segments of older builds start at 384.
+constexpr uint16_t kSegmentAlignedRecords = 1;
+constexpr uint16_t kKnownSegmentFlags = kSegmentAlignedRecords;
+// Bytes a segment object needs beyond header and records for that alignment.
+constexpr uint64_t kSegmentAlignSlack = kAlign;
+
+// Offset of the first record inside a segment object at pool offset `segment_offset`.
+inline uint64_t FirstRecordOffset(uint64_t segment_offset, uint16_t flags) {
+  if ((flags & kSegmentAlignedRecords) == 0) return kSegmentHeaderSize;
+  return AlignUp(segment_offset + kSegmentHeaderSize) - segment_offset;
+}
 
 inline uint32_t SegmentHeaderCrc(const SegmentHeader& h) {
   uint32_t c = Crc32c(&h, 32);
@@ -81,7 +96,7 @@ struct RecordHeader {
   uint32_t magic;           // 0: kRecordMagic
   uint8_t version;          // 4: kRecordVersion
   uint8_t kind;             // 5: RecordKind
-  uint16_t reserved0;       // 6
+  uint16_t flags;           // 6: kRecordHasWriteId; other bits zero
   uint64_t segment_epoch;   // 8: epoch of the segment it was written into
   uint64_t tag;             // 16
   uint64_t payload_length;  // 24
@@ -90,17 +105,29 @@ struct RecordHeader {
   uint32_t header_crc;      // 40: CRC-32C of bytes 0..39
   uint32_t reserved1;       // 44
   uint64_t commit;          // 48: 0 = uncommitted; else seq, top bit = dead
-  uint64_t reserved2;       // 56
+  uint64_t origin_seq;      // 56: with kRecordMoved, the order seq of the original
 };
 static_assert(sizeof(RecordHeader) == kRecordHeaderSize, "record header size");
 static_assert(offsetof(RecordHeader, commit) % 8 == 0, "commit word must be 8-aligned");
 
+// Record flags. With kRecordHasWriteId the key area holds the key, then the 16-byte
+// write id (u64 writer, u64 seq) of the mutation that wrote the record.
+constexpr uint16_t kRecordHasWriteId = 1;
+// kRecordMoved: a copy made by compaction; it takes the original's place in its key's
+// order (origin_seq), and replaces the original (same origin = the same record).
+constexpr uint16_t kRecordMoved = 2;
+constexpr uint16_t kKnownRecordFlags = kRecordHasWriteId | kRecordMoved;
+constexpr uint64_t kWriteIdSize = 16;
+
 inline uint32_t RecordHeaderCrc(const RecordHeader& h) { return Crc32c(&h, 40); }
-inline uint64_t PayloadOffsetInRecord(uint64_t key_length) {
-  return kRecordHeaderSize + AlignUp(key_length);
+inline uint64_t KeyAreaSize(uint64_t key_length, uint16_t flags) {
+  return AlignUp(key_length + ((flags & kRecordHasWriteId) ? kWriteIdSize : 0));
 }
-inline uint64_t RecordSize(uint64_t key_length, uint64_t payload_length) {
-  return PayloadOffsetInRecord(key_length) + AlignUp(payload_length);
+inline uint64_t PayloadOffsetInRecord(uint64_t key_length, uint16_t flags = 0) {
+  return kRecordHeaderSize + KeyAreaSize(key_length, flags);
+}
+inline uint64_t RecordSize(uint64_t key_length, uint64_t payload_length, uint16_t flags = 0) {
+  return PayloadOffsetInRecord(key_length, flags) + AlignUp(payload_length);
 }
 
 // Raw allocation header: the first kRawHeaderSize bytes of a raw object.

@@ -20,6 +20,23 @@ TEST_CASE("record layout: 64-byte header, key and payload each padded to 64") {
   CHECK(RecordSize(3, 1) == 192);
   CHECK(RecordSize(1024, 1 << 20) == 64 + 1024 + (1 << 20));
   CHECK(RecordSize(5, 100) % kAlign == 0);
+  CHECK(offsetof(RecordHeader, flags) == 6);
+}
+
+TEST_CASE("records start on a 64-byte line in segments with the aligned flag") {
+  CHECK(FirstRecordOffset(4096, kSegmentAlignedRecords) == 384);
+  CHECK(FirstRecordOffset(4096 + 16, kSegmentAlignedRecords) == 384 + 48);  // PMDK's 16 mod 64
+  CHECK((4096 + 16 + FirstRecordOffset(4096 + 16, kSegmentAlignedRecords)) % 64 == 0);
+  CHECK(FirstRecordOffset(4096 + 16, 0) == 384);  // segments of older builds
+  CHECK(offsetof(SegmentHeader, flags) == 42);
+}
+
+TEST_CASE("a record with a write id keeps the id after the key, inside the padded key area") {
+  CHECK(PayloadOffsetInRecord(1, kRecordHasWriteId) == 128);   // 1 + 16 fits in 64
+  CHECK(PayloadOffsetInRecord(48, kRecordHasWriteId) == 128);  // 48 + 16 = 64
+  CHECK(PayloadOffsetInRecord(49, kRecordHasWriteId) == 192);
+  CHECK(RecordSize(3, 1, kRecordHasWriteId) == 192);
+  CHECK(RecordSize(3, 1, 0) == RecordSize(3, 1));
 }
 
 TEST_CASE("the record header checksum covers every field before it and catches any flipped bit") {

@@ -55,11 +55,14 @@ fmt::RecordHeader* LogStore::HeaderAt(const PoolState& pool, uint64_t offset) co
 }
 
 uint64_t LogStore::WriteRecordHeader(const Placement& place, uint8_t kind,
-                                     const WriteSpec& spec) {
+                                     const WriteSpec& spec, uint64_t origin_seq) {
+  uint16_t flags = spec.id.valid() ? fmt::kRecordHasWriteId : 0;
+  if (origin_seq != 0) flags |= fmt::kRecordMoved;
   fmt::RecordHeader h{};
   h.magic = fmt::kRecordMagic;
   h.version = fmt::kRecordVersion;
   h.kind = kind;
+  h.flags = flags;
   h.segment_epoch = place.segment->epoch;
   h.tag = spec.tag;
   h.payload_length = spec.length;
@@ -67,12 +70,50 @@ uint64_t LogStore::WriteRecordHeader(const Placement& place, uint8_t kind,
   h.payload_crc = spec.crc;
   h.header_crc = fmt::RecordHeaderCrc(h);
   h.commit = 0;
+  h.origin_seq = origin_seq;
   PoolState* pool = place.segment->pool;
   char* at = pool->medium->base() + place.record_offset;
+  // Commit protocol, step 1: the commit word reads 0 durably before any byte that
+  // could make the header look valid (the space may hold stale bytes of a freed
+  // segment; a torn header must never pair a valid CRC with a stale commit word).
+  auto* dst = reinterpret_cast<fmt::RecordHeader*>(at);
+  __atomic_store_n(&dst->commit, 0, __ATOMIC_RELAXED);
+  pool->medium->Persist(&dst->commit, sizeof(dst->commit));
+  // Step 2: header (commit still 0), key and write id.
   std::memcpy(at, &h, sizeof(h));
   std::memcpy(at + sizeof(h), spec.key.data(), spec.key.size());
-  pool->medium->Persist(at, sizeof(h) + spec.key.size());
-  return place.record_offset + fmt::PayloadOffsetInRecord(spec.key.size());
+  uint64_t written = sizeof(h) + spec.key.size();
+  if (flags & fmt::kRecordHasWriteId) {
+    uint64_t id[2] = {spec.id.writer, spec.id.seq};
+    std::memcpy(at + written, id, sizeof(id));
+    written += sizeof(id);
+  }
+  pool->medium->Persist(at, written);
+  return place.record_offset + fmt::PayloadOffsetInRecord(spec.key.size(), flags);
+}
+
+Status LogStore::CheckWriteId(Namespace* ns, const WriteId& id, WriteIdKind kind,
+                              const std::string& key, bool* duplicate) {
+  *duplicate = false;
+  if (!id.valid()) return Status::Ok();
+  WriteOutcome o = ns->write_ids.Find(id);
+  std::string name = "write id (" + std::to_string(id.writer) + ", " + std::to_string(id.seq) + ")";
+  if (o.state != WriteState::kUnknown && (o.kind != kind || o.key != key)) {
+    return Status::InvalidArgument(name + " was already used for another write in namespace '" +
+                                   ns->name + "'");
+  }
+  if (o.state == WriteState::kCommitted) {
+    *duplicate = true;
+    return Status::Ok();
+  }
+  if (o.state == WriteState::kInFlight) {
+    return Status::Unavailable("an earlier attempt of " + name + " is still in flight; retry");
+  }
+  if (ns->write_ids.TooOld(id)) {
+    return Status::FailedPrecondition(name + " is older than the " + std::to_string(kWriteIdWindow) +
+                                      " newest of its writer; it can no longer be deduplicated");
+  }
+  return Status::Ok();
 }
 
 void LogStore::StoreCommitWord(const RecordRef& rec, uint64_t word) {
@@ -82,9 +123,15 @@ void LogStore::StoreCommitWord(const RecordRef& rec, uint64_t word) {
   pool->medium->Persist(&h->commit, sizeof(h->commit));
 }
 
+void LogStore::CountLive(const RecordRef& rec) {
+  rec.segment->live_records++;
+  rec.segment->live_bytes += rec.bytes;
+}
+
 void LogStore::MarkDead(Namespace* ns, const RecordRef& rec) {
   StoreCommitWord(rec, rec.seq | fmt::kDeadBit);
   rec.segment->live_records--;
+  rec.segment->live_bytes -= rec.bytes;
   MaybeReclaim(ns, rec.segment);
 }
 
@@ -106,15 +153,28 @@ StatusOr<Reservation> LogStore::Reserve(const WriteSpec& spec) {
                                    " exceeds the maximum of " +
                                    std::to_string(fmt::kMaxPayloadLength) + " bytes");
   }
-  uint64_t record_size = fmt::RecordSize(spec.key.size(), spec.length);
+  uint16_t flags = spec.id.valid() ? fmt::kRecordHasWriteId : 0;
+  uint64_t record_size = fmt::RecordSize(spec.key.size(), spec.length, flags);
+  WriteIdKind id_kind = spec.kind == WriteKind::kPut ? WriteIdKind::kPut : WriteIdKind::kAppend;
   for (;;) {
     NamespacePtr ns = FindOrCreateNamespace(spec.ns);
     std::lock_guard<std::mutex> lock(ns->mu);
     if (ns->deleted) continue;  // deleted meanwhile: use the new one
+    bool duplicate = false;
+    RPMP_RETURN_IF_ERROR(CheckWriteId(ns.get(), spec.id, id_kind, spec.key, &duplicate));
+    if (duplicate) {
+      auto impl = std::make_shared<LogReservation>();
+      impl->owner = this;
+      impl->finished = true;
+      Reservation r(std::move(impl), nullptr, 0, 0, 0);
+      r.set_duplicate();
+      return r;
+    }
     RPMP_ASSIGN_OR_RETURN(Placement place,
                           TakeSpace(ns.get(), record_size, SpacePurpose::kData));
     uint8_t kind = spec.kind == WriteKind::kPut ? fmt::kKindPut : fmt::kKindAppend;
     uint64_t payload_offset = WriteRecordHeader(place, kind, spec);
+    if (spec.id.valid()) ns->write_ids.StartInFlight(spec.id, id_kind, spec.key);
     place.segment->pending++;
     auto impl = std::make_shared<LogReservation>();
     impl->owner = this;
@@ -127,6 +187,7 @@ StatusOr<Reservation> LogStore::Reserve(const WriteSpec& spec) {
     impl->tag = spec.tag;
     impl->length = spec.length;
     impl->crc = spec.crc;
+    impl->id = spec.id;
     PoolState* pool = place.segment->pool;
     return Reservation(std::move(impl), pool->medium->base() + payload_offset, spec.length,
                        pool->index, payload_offset);
@@ -139,6 +200,7 @@ Status LogStore::FinishReservation(LogReservation* impl, bool committed) {
   impl->finished = true;
   impl->segment->pending--;
   if (!committed || ns->deleted) {
+    if (impl->id.valid()) ns->write_ids.Forget(impl->id);
     MaybeReclaim(ns, impl->segment);
     if (!committed) return Status::Ok();
     return Status::FailedPrecondition("namespace '" + ns->name +
@@ -152,8 +214,22 @@ Status LogStore::FinishReservation(LogReservation* impl, bool committed) {
   rec.tag = impl->tag;
   rec.crc = impl->crc;
   rec.seq = ++global_seq_;
+  rec.order = rec.seq;
+  rec.id = impl->id;
+  rec.kind = impl->kind == WriteKind::kPut ? fmt::kKindPut : fmt::kKindAppend;
+  rec.flags = impl->id.valid() ? fmt::kRecordHasWriteId : 0;
+  rec.bytes = fmt::RecordSize(impl->key.size(), impl->length, rec.flags);
   StoreCommitWord(rec, rec.seq);
-  rec.segment->live_records++;
+  CountLive(rec);
+  if (rec.id.valid()) {
+    WriteOutcome o;
+    o.kind = impl->kind == WriteKind::kPut ? WriteIdKind::kPut : WriteIdKind::kAppend;
+    o.key = impl->key;
+    o.commit_seq = rec.seq;
+    o.pool = rec.segment->pool->index;
+    o.offset = rec.payload_offset;
+    ns->write_ids.Committed(rec.id, o);
+  }
   KeyEntry& entry = ns->keys[impl->key];
   if (impl->kind == WriteKind::kPut) MarkKeyDead(ns, &entry);
   entry.records.push_back(std::move(rec));
@@ -167,6 +243,10 @@ Status LogStore::Commit(Reservation* r) {
   if (r == nullptr || !r->valid()) {
     return Status::InvalidArgument("commit of an empty reservation");
   }
+  if (r->duplicate()) {  // the first attempt's outcome stands
+    r->Reset();
+    return Status::Ok();
+  }
   auto* impl = static_cast<LogReservation*>(r->impl());
   if (impl->owner != this) return Status::InvalidArgument("reservation of another store");
   if (impl->finished) return Status::FailedPrecondition("reservation already finished");
@@ -178,6 +258,7 @@ Status LogStore::Commit(Reservation* r) {
 
 void LogStore::Abort(Reservation* r) {
   if (r == nullptr || !r->valid()) return;
+  if (r->duplicate()) return r->Reset();
   auto* impl = static_cast<LogReservation*>(r->impl());
   if (impl->owner == this && !impl->finished) {
     FinishReservation(impl, /*committed=*/false);
@@ -206,6 +287,8 @@ StatusOr<ObjectView> LogStore::Get(const std::string& ns_name, const std::string
     info.pool = rec.segment->pool->index;
     info.offset = rec.payload_offset;
     info.data = rec.segment->pool->medium->base() + rec.payload_offset;
+    info.commit_seq = rec.order;
+    info.write_id = rec.id;
     view.records.push_back(info);
     if (rec.segment.get() != last_pinned) {
       view.pins.push_back(rec.segment);
@@ -215,30 +298,58 @@ StatusOr<ObjectView> LogStore::Get(const std::string& ns_name, const std::string
   return view;
 }
 
-Status LogStore::Delete(const std::string& ns_name, const std::string& key) {
+Status LogStore::Delete(const std::string& ns_name, const std::string& key,
+                       const WriteId& id) {
   RPMP_RETURN_IF_ERROR(ValidateNames(ns_name, key));
   NamespacePtr ns = FindNamespace(ns_name);
   if (ns == nullptr) return KeyNotFound(ns_name, key);
   std::lock_guard<std::mutex> lock(ns->mu);
+  if (ns->deleted) return KeyNotFound(ns_name, key);
+  bool duplicate = false;
+  RPMP_RETURN_IF_ERROR(CheckWriteId(ns.get(), id, WriteIdKind::kDelete, key, &duplicate));
+  if (duplicate) return Status::Ok();  // the first attempt deleted it
   auto it = ns->keys.find(key);
-  if (ns->deleted || it == ns->keys.end() || it->second.records.empty()) {
-    return KeyNotFound(ns_name, key);
-  }
-  RPMP_ASSIGN_OR_RETURN(Placement place, TakeSpace(ns.get(), fmt::RecordSize(key.size(), 0),
-                                                   SpacePurpose::kTombstone));
+  if (it == ns->keys.end() || it->second.records.empty()) return KeyNotFound(ns_name, key);
   WriteSpec tomb_spec;
   tomb_spec.key = key;
+  tomb_spec.id = id;
+  uint16_t flags = id.valid() ? fmt::kRecordHasWriteId : 0;
+  RPMP_ASSIGN_OR_RETURN(Placement place,
+                        TakeSpace(ns.get(), fmt::RecordSize(key.size(), 0, flags),
+                                  SpacePurpose::kTombstone));
   WriteRecordHeader(place, fmt::kKindTombstone, tomb_spec);
   RecordRef tomb;
   tomb.segment = place.segment;
   tomb.header_offset = place.record_offset;
   tomb.seq = ++global_seq_;
+  tomb.order = tomb.seq;
+  tomb.id = id;
+  tomb.kind = fmt::kKindTombstone;
+  tomb.flags = flags;
+  tomb.bytes = fmt::RecordSize(key.size(), 0, flags);
   StoreCommitWord(tomb, tomb.seq);  // the delete is now durable
-  tomb.segment->live_records++;
+  CountLive(tomb);
+  if (id.valid()) {
+    WriteOutcome o;
+    o.kind = WriteIdKind::kDelete;
+    o.key = key;
+    o.commit_seq = tomb.seq;
+    o.pool = tomb.segment->pool->index;
+    o.offset = tomb.header_offset + fmt::PayloadOffsetInRecord(key.size(), flags);
+    ns->write_ids.Committed(id, o);
+  }
   MarkKeyDead(ns.get(), &it->second);
   ns->keys.erase(it);
   MarkDead(ns.get(), tomb);  // nothing left for it to hide
   return Status::Ok();
+}
+
+WriteOutcome LogStore::FindWrite(const std::string& ns_name, const WriteId& id) {
+  NamespacePtr ns = FindNamespace(ns_name);
+  if (ns == nullptr || !id.valid()) return WriteOutcome();
+  std::lock_guard<std::mutex> lock(ns->mu);
+  if (ns->deleted) return WriteOutcome();
+  return ns->write_ids.Find(id);
 }
 
 StatusOr<ListPage> LogStore::List(const std::string& ns_name, const std::string& start_after,

@@ -10,6 +10,7 @@
 #pragma once
 
 #include <atomic>
+#include <chrono>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -22,6 +23,7 @@
 #include "server/store/medium.h"
 #include "server/store/reservation_impl.h"
 #include "server/store/store.h"
+#include "server/store/write_id_table.h"
 
 namespace rpmp {
 namespace log_store_internal {
@@ -44,8 +46,10 @@ struct Segment {
   uint64_t size = 0;
   uint64_t epoch = 0;
   uint64_t sequence = 0;
+  uint64_t first_record = store_format::kSegmentHeaderSize;  // relative to the start
   uint64_t tail = 0;      // next free byte, relative to the segment start
   uint64_t live_records = 0;
+  uint64_t live_bytes = 0;  // record bytes (header, key area, payload) of live records
   uint64_t pending = 0;   // reservations neither committed nor aborted
   std::atomic<bool> reclaim{false};
   ~Segment();
@@ -60,7 +64,12 @@ struct RecordRef {
   uint64_t length = 0;
   uint64_t tag = 0;
   uint32_t crc = 0;
-  uint64_t seq = 0;
+  uint64_t seq = 0;       // in the commit word
+  uint64_t order = 0;     // place in the key's order: seq, or a moved copy's origin
+  uint64_t bytes = 0;     // record size on the media
+  uint8_t kind = 0;       // store_format::RecordKind
+  uint16_t flags = 0;     // record flags
+  WriteId id;
 };
 
 struct KeyEntry {
@@ -78,6 +87,7 @@ struct Namespace {
   std::map<std::string, KeyEntry> keys;
   uint64_t records = 0;
   uint64_t live_bytes = 0;
+  WriteIdTable write_ids;
 };
 using NamespacePtr = std::shared_ptr<Namespace>;
 
@@ -91,6 +101,7 @@ struct LogReservation : Reservation::Impl {
   uint64_t tag = 0;
   uint64_t length = 0;
   uint32_t crc = 0;
+  WriteId id;
 };
 
 // Where a new record goes.
@@ -114,7 +125,9 @@ class LogStore : public Store {
   Status Commit(Reservation* r) override;
   void Abort(Reservation* r) override;
   StatusOr<ObjectView> Get(const std::string& ns, const std::string& key) override;
-  Status Delete(const std::string& ns, const std::string& key) override;
+  using Store::Delete;
+  Status Delete(const std::string& ns, const std::string& key, const WriteId& id) override;
+  WriteOutcome FindWrite(const std::string& ns, const WriteId& id) override;
   StatusOr<ListPage> List(const std::string& ns, const std::string& start_after,
                           size_t max) override;
   Status DeleteNamespace(const std::string& ns) override;
@@ -122,6 +135,7 @@ class LogStore : public Store {
   Status Free(RawAddress addr) override;
   StatusOr<char*> ResolveRaw(RawAddress addr, uint64_t len) override;
   void PersistRaw(const char* p, uint64_t len) override;
+  StatusOr<uint64_t> Compact(const CompactOptions& options) override;
   StoreStats Stats() override;
   std::vector<MemoryArea> Areas() override;
   uint64_t NodeId() const override { return node_id_; }
@@ -144,7 +158,14 @@ class LogStore : public Store {
   NamespacePtr FindNamespace(const std::string& name);
   NamespacePtr FindOrCreateNamespace(const std::string& name);
   store_format::RecordHeader* HeaderAt(const PoolState& pool, uint64_t offset) const;
-  uint64_t WriteRecordHeader(const Placement& place, uint8_t kind, const WriteSpec& spec);
+  uint64_t WriteRecordHeader(const Placement& place, uint8_t kind, const WriteSpec& spec,
+                             uint64_t origin_seq = 0);
+  // Counts a committed record as live in its segment / as dead (and maybe frees it).
+  void CountLive(const RecordRef& rec);
+  // Checks spec.id against the namespace's table: OK to go on, a duplicate (then
+  // *duplicate is set), or the error Reserve/Delete answers.
+  Status CheckWriteId(Namespace* ns, const WriteId& id, WriteIdKind kind,
+                      const std::string& key, bool* duplicate);
   void StoreCommitWord(const RecordRef& rec, uint64_t word);
   void MarkDead(Namespace* ns, const RecordRef& rec);
   void MarkKeyDead(Namespace* ns, KeyEntry* entry);
@@ -163,6 +184,11 @@ class LogStore : public Store {
   void ReclaimNamespace(Namespace* ns);
   std::string NoSpaceMessage(uint64_t want);
   uint64_t StandardSegmentObjectSize(const PoolState& pool) const;
+
+  // log_store_compact.cc
+  SegmentPtr PickVictim(Namespace* ns, double min_dead_fraction);
+  Status MoveRecord(Namespace* ns, const std::string& key, RecordRef* rec);
+  void SweepGraveyard();
 
   // log_store_recovery.cc
   Status CheckSegmentSizeFits() const;
@@ -188,6 +214,9 @@ class LogStore : public Store {
   std::mutex alloc_mu_;
   std::mt19937_64 rng_;   // segment epochs (guarded by alloc_mu_)
   bool recovering_ = false;  // true while Open replays; suppresses reclaim
+  std::mutex graveyard_mu_;  // taken under nothing, or under a Namespace::mu
+  std::vector<std::pair<std::chrono::steady_clock::time_point, SegmentPtr>> graveyard_;
+  std::atomic<uint64_t> compacted_segments_{0}, compacted_records_{0}, compacted_bytes_{0};
   std::mutex raw_mu_;
   std::vector<std::map<uint64_t, uint64_t>> raw_;  // per pool: usable offset -> size
 };

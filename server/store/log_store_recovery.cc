@@ -27,7 +27,7 @@ fmt::Root* RootOf(const Medium& medium) {
 }
 }  // namespace
 
-// A committed, live record found by the scan.
+// A committed record found by the scan (live, or dead but carrying a write id).
 struct LogStore::Scanned {
   SegmentPtr segment;
   std::string ns;
@@ -38,6 +38,11 @@ struct LogStore::Scanned {
   uint64_t length = 0;
   uint32_t crc = 0;
   uint64_t seq = 0;
+  uint16_t flags = 0;
+  bool dead = false;
+  WriteId id;
+  uint64_t order = 0;  // seq, or a moved copy's origin
+  uint64_t bytes = 0;
 };
 
 LogStore::~LogStore() = default;
@@ -210,7 +215,8 @@ Status LogStore::RecoverPool(PoolState* pool, std::vector<Scanned>* out) {
     const auto* h = reinterpret_cast<const fmt::SegmentHeader*>(pool->medium->base() + offset);
     if (h->magic != fmt::kSegmentMagic || h->ns_length == 0 ||
         h->ns_length > kMaxNamespaceLength || fmt::SegmentHeaderCrc(*h) != h->header_crc ||
-        h->size < fmt::kSegmentHeaderSize) {
+        (h->flags & ~fmt::kKnownSegmentFlags) != 0 ||
+        h->size < fmt::FirstRecordOffset(offset, h->flags)) {
       RPMP_LOG_ERROR("pool %s: segment at offset %llu has a damaged header; leaving it alone",
                      pool->medium->path().c_str(), static_cast<unsigned long long>(offset));
       continue;
@@ -226,6 +232,7 @@ Status LogStore::RecoverPool(PoolState* pool, std::vector<Scanned>* out) {
     seg->size = h->size;
     seg->epoch = h->epoch;
     seg->sequence = h->sequence;
+    seg->first_record = fmt::FirstRecordOffset(offset, h->flags);
     pool->used += h->size;
     if (h->sequence > segment_seq_) segment_seq_ = h->sequence;
     NamespacePtr ns = FindOrCreateNamespace(ns_name);
@@ -238,23 +245,34 @@ Status LogStore::RecoverPool(PoolState* pool, std::vector<Scanned>* out) {
 
 void LogStore::ScanSegment(const SegmentPtr& seg, const std::string& ns,
                            std::vector<Scanned>* out) {
-  uint64_t pos = fmt::kSegmentHeaderSize;
+  uint64_t pos = seg->first_record;
   while (pos + fmt::kRecordHeaderSize <= seg->size) {
     const auto* h = reinterpret_cast<const fmt::RecordHeader*>(seg->start() + pos);
     if (h->magic != fmt::kRecordMagic || h->version != fmt::kRecordVersion ||
         h->kind < fmt::kKindPut || h->kind > fmt::kKindTombstone ||
+        (h->flags & ~fmt::kKnownRecordFlags) != 0 ||
         h->segment_epoch != seg->epoch || fmt::RecordHeaderCrc(*h) != h->header_crc ||
         h->key_length == 0 || h->key_length > kMaxKeyLength ||
         h->payload_length > seg->size) {
       break;
     }
-    uint64_t size = fmt::RecordSize(h->key_length, h->payload_length);
+    uint64_t size = fmt::RecordSize(h->key_length, h->payload_length, h->flags);
     if (size > seg->size - pos) break;
     uint64_t commit = __atomic_load_n(&h->commit, __ATOMIC_ACQUIRE);
     uint64_t seq = commit & ~fmt::kDeadBit;
     if (seq > global_seq_) global_seq_ = seq;
-    if (commit != 0 && (commit & fmt::kDeadBit) == 0) {
+    bool has_id = (h->flags & fmt::kRecordHasWriteId) != 0;
+    bool dead = (commit & fmt::kDeadBit) != 0;
+    if (commit != 0 && (!dead || has_id)) {
       Scanned s;
+      s.flags = h->flags;
+      s.dead = dead;
+      s.bytes = size;
+      if (has_id) {
+        uint64_t id[2];
+        std::memcpy(id, seg->start() + pos + fmt::kRecordHeaderSize + h->key_length, sizeof(id));
+        s.id = WriteId{id[0], id[1]};
+      }
       s.segment = seg;
       s.ns = ns;
       s.key.assign(seg->start() + pos + fmt::kRecordHeaderSize, h->key_length);
@@ -264,6 +282,7 @@ void LogStore::ScanSegment(const SegmentPtr& seg, const std::string& ns,
       s.length = h->payload_length;
       s.crc = h->payload_crc;
       s.seq = seq;
+      s.order = (h->flags & fmt::kRecordMoved) && h->origin_seq != 0 ? h->origin_seq : seq;
       out->push_back(std::move(s));
     }
     pos += size;
@@ -272,18 +291,51 @@ void LogStore::ScanSegment(const SegmentPtr& seg, const std::string& ns,
 }
 
 void LogStore::Replay(std::vector<Scanned>* scanned) {
-  std::sort(scanned->begin(), scanned->end(),
-            [](const Scanned& a, const Scanned& b) { return a.seq < b.seq; });
+  // Key order is the order seq (a compacted copy keeps its original's place). Among
+  // live records with the same order (an original and its copy, when a crash came
+  // before the original was marked dead) the copy, committed later, wins.
+  std::sort(scanned->begin(), scanned->end(), [](const Scanned& a, const Scanned& b) {
+    return a.order != b.order ? a.order < b.order : a.seq < b.seq;
+  });
+  for (size_t i = 0; i + 1 < scanned->size(); i++) {
+    Scanned& a = (*scanned)[i];
+    if (a.dead) continue;
+    size_t j = i + 1;
+    while (j < scanned->size() && (*scanned)[j].order == a.order && (*scanned)[j].dead) j++;
+    if (j == scanned->size() || (*scanned)[j].order != a.order) continue;
+    RecordRef old;
+    old.segment = a.segment;
+    old.header_offset = a.header_offset;
+    StoreCommitWord(old, a.seq | fmt::kDeadBit);  // finishes the interrupted move
+    a.dead = true;
+  }
   for (Scanned& s : *scanned) {
     Namespace* ns = namespaces_[s.ns].get();
     RecordRef rec;
     rec.segment = s.segment;
     rec.header_offset = s.header_offset;
-    rec.payload_offset = s.header_offset + fmt::PayloadOffsetInRecord(s.key.size());
+    rec.payload_offset = s.header_offset + fmt::PayloadOffsetInRecord(s.key.size(), s.flags);
     rec.length = s.length;
     rec.tag = s.tag;
     rec.crc = s.crc;
     rec.seq = s.seq;
+    rec.order = s.order;
+    rec.bytes = s.bytes;
+    rec.kind = s.kind;
+    rec.flags = s.flags;
+    rec.id = s.id;
+    if (s.id.valid()) {
+      WriteOutcome o;
+      o.kind = s.kind == fmt::kKindPut      ? WriteIdKind::kPut
+               : s.kind == fmt::kKindAppend ? WriteIdKind::kAppend
+                                            : WriteIdKind::kDelete;
+      o.key = s.key;
+      o.commit_seq = s.order;
+      o.pool = s.segment->pool->index;
+      o.offset = rec.payload_offset;
+      ns->write_ids.Committed(s.id, o);
+    }
+    if (s.dead) continue;  // kept only for its write id
     if (s.kind == fmt::kKindTombstone) {
       auto it = ns->keys.find(s.key);
       if (it != ns->keys.end()) {
@@ -295,7 +347,7 @@ void LogStore::Replay(std::vector<Scanned>* scanned) {
     }
     KeyEntry& entry = ns->keys[s.key];
     if (s.kind == fmt::kKindPut) MarkKeyDead(ns, &entry);
-    rec.segment->live_records++;
+    CountLive(rec);
     entry.records.push_back(std::move(rec));
     entry.total_length += s.length;
     ns->records++;

@@ -38,7 +38,7 @@ StatusOr<LogStore::Placement> LogStore::TakeSpace(Namespace* ns, uint64_t record
   if (ns->active && ns->active->tail + record_size <= ns->active->size) {
     return take(ns->active);
   }
-  uint64_t needed = fmt::kSegmentHeaderSize + record_size;
+  uint64_t needed = fmt::kSegmentHeaderSize + fmt::kSegmentAlignSlack + record_size;
   uint64_t standard = StandardSegmentObjectSize(*pools_[0]);
   if (needed > standard) {  // a dedicated segment; the active one stays active
     RPMP_ASSIGN_OR_RETURN(SegmentPtr seg, AllocateSegment(ns->name, needed, purpose));
@@ -91,6 +91,7 @@ StatusOr<LogStore::SegmentPtr> LogStore::AllocateSegmentIn(PoolState* pool,
   h.size = size;
   h.state = 0;
   h.ns_length = static_cast<uint16_t>(ns.size());
+  h.flags = fmt::kSegmentAlignedRecords;
   std::memcpy(h.ns, ns.data(), ns.size());
   h.header_crc = fmt::SegmentHeaderCrc(h);
   RPMP_ASSIGN_OR_RETURN(uint64_t offset,
@@ -102,7 +103,8 @@ StatusOr<LogStore::SegmentPtr> LogStore::AllocateSegmentIn(PoolState* pool,
   seg->size = size;
   seg->epoch = h.epoch;
   seg->sequence = h.sequence;
-  seg->tail = fmt::kSegmentHeaderSize;
+  seg->first_record = fmt::FirstRecordOffset(offset, h.flags);
+  seg->tail = seg->first_record;
   return seg;
 }
 
@@ -263,7 +265,15 @@ StoreStats LogStore::Stats() {
     stats.keys += ns->keys.size();
     stats.records += ns->records;
     stats.live_bytes += ns->live_bytes;
+    stats.segments += ns->segments.size();
+    for (auto& [raw, seg] : ns->segments) {
+      uint64_t used = seg->tail - seg->first_record;
+      if (used > seg->live_bytes) stats.dead_bytes += used - seg->live_bytes;
+    }
   }
+  stats.compacted_segments = compacted_segments_;
+  stats.compacted_records = compacted_records_;
+  stats.compacted_bytes = compacted_bytes_;
   return stats;
 }
 

@@ -22,6 +22,7 @@ Reservation& Reservation::operator=(Reservation&& o) noexcept {
   length_ = o.length_;
   pool_ = o.pool_;
   payload_offset_ = o.payload_offset_;
+  duplicate_ = o.duplicate_;
   o.Reset();
   return *this;
 }
@@ -36,6 +37,7 @@ void Reservation::Reset() {
   length_ = 0;
   pool_ = 0;
   payload_offset_ = 0;
+  duplicate_ = false;
 }
 
 }  // namespace rpmp

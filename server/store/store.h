@@ -11,6 +11,7 @@
 // Who calls it: server/ request handlers, tests, and the rpmp-server start-up code.
 #pragma once
 
+#include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -18,15 +19,19 @@
 #include <vector>
 
 #include "common/status.h"
+#include "common/write_id.h"
 
 namespace rpmp {
 
 constexpr size_t kMaxNamespaceLength = 255;
 constexpr size_t kMaxKeyLength = 1024;
+constexpr size_t kWriteIdWindow = 4096;    // seqs remembered per writer and namespace
+constexpr size_t kWriteIdWriters = 65536;  // writers remembered per namespace
 
 enum class WriteKind : uint8_t { kPut = 1, kAppend = 2 };
 
 // What a writer asks for. `crc` is CRC-32C of the payload, computed by the client.
+// `id` (optional) makes the write idempotent: see Store::Reserve.
 struct WriteSpec {
   std::string ns;
   std::string key;
@@ -34,6 +39,7 @@ struct WriteSpec {
   uint64_t tag = 0;
   uint64_t length = 0;
   uint32_t crc = 0;
+  WriteId id;
 };
 
 // One committed record as readers see it.
@@ -44,6 +50,24 @@ struct RecordInfo {
   uint32_t pool = 0;            // index of the pool holding it
   uint64_t offset = 0;          // payload offset inside that pool (for one-sided reads)
   const char* data = nullptr;   // payload in the server's address space
+  uint64_t commit_seq = 0;      // store-wide commit order (increases with every commit)
+  WriteId write_id;             // of the write that stored it; invalid when it had none
+};
+
+// What the store remembers of one write id in one namespace (Store::FindWrite).
+enum class WriteState : uint8_t {
+  kUnknown = 0,    // never seen (or forgotten: see docs/storage-format.md "Write ids")
+  kInFlight = 1,   // reserved, neither committed nor aborted yet
+  kCommitted = 2,  // committed: a retry is answered with the first outcome
+};
+enum class WriteIdKind : uint8_t { kPut = 1, kAppend = 2, kDelete = 3 };
+struct WriteOutcome {
+  WriteState state = WriteState::kUnknown;
+  WriteIdKind kind = WriteIdKind::kPut;
+  std::string key;
+  uint64_t commit_seq = 0;  // of the record (tombstone for a delete) it wrote
+  uint32_t pool = 0;        // where that record's payload is (puts and appends)
+  uint64_t offset = 0;
 };
 
 // Records of one object, in append order, with pins keeping their memory alive.
@@ -69,6 +93,9 @@ class Reservation {
   uint32_t pool() const { return pool_; }
   uint64_t payload_offset() const { return payload_offset_; }
   bool valid() const { return impl_ != nullptr; }
+  // True when the write's id was already committed: nothing was reserved (payload()
+  // is null), Commit() answers OK without applying anything again.
+  bool duplicate() const { return duplicate_; }
 
   // For store implementations only.
   struct Impl;
@@ -76,6 +103,7 @@ class Reservation {
               uint64_t payload_offset);
   Impl* impl() const { return impl_.get(); }
   void Reset();
+  void set_duplicate() { duplicate_ = true; }
 
  private:
   std::shared_ptr<Impl> impl_;
@@ -83,6 +111,7 @@ class Reservation {
   uint64_t length_ = 0;
   uint32_t pool_ = 0;
   uint64_t payload_offset_ = 0;
+  bool duplicate_ = false;
 };
 
 struct KeyInfo {
@@ -118,6 +147,22 @@ struct StoreStats {
   uint64_t keys = 0;
   uint64_t records = 0;
   uint64_t live_bytes = 0;  // payload bytes of visible records
+  uint64_t segments = 0;    // log segments held by namespaces (metrics)
+  // Compaction (Store::Compact): bytes of dead records still held by segments, and
+  // what compaction has done since open.
+  uint64_t dead_bytes = 0;
+  uint64_t compacted_segments = 0;  // segments emptied by compaction
+  uint64_t compacted_records = 0;   // records copied
+  uint64_t compacted_bytes = 0;     // record bytes copied
+};
+
+// One compaction step (Store::Compact).
+struct CompactOptions {
+  double min_dead_fraction = 0.5;    // compact segments with at least this share dead
+  uint64_t max_bytes = 4ull << 20;   // copy at most about this much per step (throttle)
+  // How long an emptied segment stays allocated after the step, for one-sided readers
+  // that may still hold locations in it from GetMeta.
+  std::chrono::milliseconds grace{30000};
 };
 
 // A memory range the transport should register for RMA.
@@ -132,6 +177,11 @@ class Store {
   virtual ~Store() = default;
 
   // Reserves space for a record. Errors: InvalidArgument (bad ns/key), NoSpace.
+  // With a valid spec.id: when the namespace already holds that id as committed, the
+  // returned reservation is duplicate() and nothing is reserved; Unavailable when an
+  // earlier attempt with the id is still in flight (retry later); InvalidArgument when
+  // the id was used for another key or kind; FailedPrecondition when the id is older
+  // than the writer's remembered window (it can no longer be deduplicated).
   virtual StatusOr<Reservation> Reserve(const WriteSpec& spec) = 0;
   // Persists the payload, then the commit mark, then publishes the record. A kPut
   // replaces all earlier records of the key; a kAppend adds after them.
@@ -142,8 +192,16 @@ class Store {
   // Records of (ns, key). NotFound when absent.
   virtual StatusOr<ObjectView> Get(const std::string& ns, const std::string& key) = 0;
   // Removes a key atomically (all its records or none, also across a crash).
-  // NotFound when absent. Works when the pool is full.
-  virtual Status Delete(const std::string& ns, const std::string& key) = 0;
+  // NotFound when absent. Works when the pool is full. With a valid `id`, a delete
+  // whose id is already committed answers OK and changes nothing; the tombstone
+  // carries the id.
+  virtual Status Delete(const std::string& ns, const std::string& key, const WriteId& id) = 0;
+  Status Delete(const std::string& ns, const std::string& key) { return Delete(ns, key, {}); }
+  // What namespace `ns` remembers of write id `id` (kUnknown for an unknown ns).
+  // The table is rebuilt at open from the committed records, bounded per writer
+  // (kWriteIdWindow seqs) and per namespace (kWriteIdWriters writers, least recently
+  // used go first), and goes with the namespace.
+  virtual WriteOutcome FindWrite(const std::string& ns, const WriteId& id) = 0;
   // Keys of `ns` strictly after `start_after`, at most `max`. An unknown namespace
   // yields an empty page.
   virtual StatusOr<ListPage> List(const std::string& ns, const std::string& start_after,
@@ -161,6 +219,12 @@ class Store {
   // Makes [p, p+len) of raw memory durable (after an RMA wrote into it).
   virtual void PersistRaw(const char* p, uint64_t len) = 0;
 
+  // Copies the live records of segments at least `min_dead_fraction` dead (not the
+  // active ones) into fresh space with new commit seqs, in the key's order, and frees
+  // each emptied segment once `grace` has passed and no view pins it. Crash-safe at
+  // every point (docs/storage-format.md "Compaction"). Raw allocations never move.
+  // Returns the record bytes copied; NoSpace ends a step early without an error.
+  virtual StatusOr<uint64_t> Compact(const CompactOptions& options) = 0;
   virtual StoreStats Stats() = 0;
   virtual std::vector<MemoryArea> Areas() = 0;
   // Stable id of this node, created with its first pool and kept in it.

@@ -17,7 +17,7 @@ double Seconds(Clock::time_point since) {
 }
 
 void WriteMany(const std::string& label, const std::string& pool_path, uint64_t pool_size,
-               size_t value_size, int count) {
+               size_t value_size, int count, bool with_ids = false) {
   StoreOptions options = OptionsFor(pool_path, pool_size);
   options.segment_size = 16 << 20;
   const std::string value = MakeValue(1, value_size);
@@ -25,8 +25,9 @@ void WriteMany(const std::string& label, const std::string& pool_path, uint64_t 
     auto store = OpenOrDie(options);
     auto start = Clock::now();
     for (int i = 0; i < count; i++) {
+      WriteId id = with_ids ? WriteId{42, static_cast<uint64_t>(i + 1)} : WriteId{};
       REQUIRE(Write(store.get(), "bench", "k" + std::to_string(i % 1000), value,
-                    WriteKind::kAppend).ok());
+                    WriteKind::kAppend, 0, id).ok());
     }
     double s = Seconds(start);
     std::printf("%-28s %6zu B x %6d: %9.0f records/s, %7.1f MB/s, %6.2f us/record\n",
@@ -48,6 +49,14 @@ TEST_CASE("benchmark: reserve+copy+commit throughput and reopen time", "[.bench]
   {
     TempPath path("bench");
     WriteMany("tmpfs pool, 1 MiB", path.path(), 512ull << 20, 1 << 20, 400);
+  }
+  {
+    TempPath path("bench");
+    WriteMany("tmpfs pool, 64 B", path.path(), 256ull << 20, 64, 200000);
+  }
+  {
+    TempPath path("bench");
+    WriteMany("tmpfs pool, 64 B, write ids", path.path(), 256ull << 20, 64, 200000, true);
   }
   {
     TempPath path("bench");

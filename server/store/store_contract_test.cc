@@ -123,14 +123,14 @@ CONTRACT_TEST("aborted reservations, explicit or by destruction, stay invisible"
   TestType backend;
   auto store = backend.Open();
   {
-    auto r = store->Reserve(WriteSpec{"ns", "gone", WriteKind::kPut, 0, 10, 0});
+    auto r = store->Reserve(WriteSpec{"ns", "gone", WriteKind::kPut, 0, 10, 0, {}});
     REQUIRE(r.ok());
     std::memset(r->payload(), 'x', 10);
     store->Abort(&r.value());
     CHECK_FALSE(r->valid());
   }
   {
-    auto r = store->Reserve(WriteSpec{"ns", "dropped", WriteKind::kPut, 0, 10, 0});
+    auto r = store->Reserve(WriteSpec{"ns", "dropped", WriteKind::kPut, 0, 10, 0, {}});
     REQUIRE(r.ok());
   }  // destroyed uncommitted
   REQUIRE(Write(store.get(), "ns", "kept", "value").ok());
@@ -139,9 +139,9 @@ CONTRACT_TEST("aborted reservations, explicit or by destruction, stay invisible"
   CHECK(ReadAll(store.get(), "ns", "kept") == "value");
   Reservation empty;
   CHECK(store->Commit(&empty).code() == StatusCode::kInvalidArgument);
-  auto huge = store->Reserve(WriteSpec{"ns", "huge", WriteKind::kPut, 0, ~0ull, 0});
+  auto huge = store->Reserve(WriteSpec{"ns", "huge", WriteKind::kPut, 0, ~0ull, 0, {}});
   CHECK(huge.status().code() == StatusCode::kInvalidArgument);
-  auto big = store->Reserve(WriteSpec{"ns", "big", WriteKind::kPut, 0, 1ull << 40, 0});
+  auto big = store->Reserve(WriteSpec{"ns", "big", WriteKind::kPut, 0, 1ull << 40, 0, {}});
   CHECK(big.status().IsNoSpace());
 }
 
@@ -295,7 +295,7 @@ CONTRACT_TEST("a write in flight when its namespace is deleted does not commit")
   TestType backend;
   auto store = backend.Open();
   REQUIRE(Write(store.get(), "ns", "old", "v").ok());
-  auto r = store->Reserve(WriteSpec{"ns", "late", WriteKind::kPut, 0, 5, 0});
+  auto r = store->Reserve(WriteSpec{"ns", "late", WriteKind::kPut, 0, 5, 0, {}});
   REQUIRE(r.ok());
   std::memcpy(r->payload(), "hello", 5);
   REQUIRE(store->DeleteNamespace("ns").ok());

@@ -30,7 +30,7 @@ WriteKind KindOf(uint32_t i) { return i % 5 == 0 ? WriteKind::kPut : WriteKind::
     if (i % 50 == 49 && !store->Delete("crash", KeyOf(i)).ok()) _exit(4);
     if (write(fd, &i, sizeof(i)) != sizeof(i)) _exit(5);
   }
-  auto torn = store->Reserve(WriteSpec{"crash", "torn", WriteKind::kPut, 0, 10000, 0});
+  auto torn = store->Reserve(WriteSpec{"crash", "torn", WriteKind::kPut, 0, 10000, 0, {}});
   if (!torn.ok()) _exit(6);
   std::memset(torn->payload(), 't', 5000);
   _exit(0);  // no destructors, no commit

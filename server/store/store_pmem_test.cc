@@ -84,7 +84,7 @@ TEST_CASE("an uncommitted reservation is invisible after reopen, later records a
   TempPath path("uncommitted");
   {
     auto store = OpenOrDie(OptionsFor(path.path()));
-    auto pending = store->Reserve(WriteSpec{"ns", "pending", WriteKind::kPut, 0, 100, 0});
+    auto pending = store->Reserve(WriteSpec{"ns", "pending", WriteKind::kPut, 0, 100, 0, {}});
     REQUIRE(pending.ok());
     std::memset(pending->payload(), 'p', 100);
     REQUIRE(Write(store.get(), "ns", "later", "committed").ok());

@@ -13,6 +13,8 @@
 #include <vector>
 
 #include "common/crc32c.h"
+#include "server/store/dram_medium.h"
+#include "server/store/log_store.h"
 #include "server/store/open_store.h"
 #include "server/store/store.h"
 
@@ -54,10 +56,48 @@ inline std::unique_ptr<Store> OpenOrDie(const StoreOptions& options) {
   return std::move(store).value();
 }
 
-// The contract tests are templated over these.
+// A Medium that forwards to one it does not own, so a test can close a LogStore and
+// open another over the same DRAM (a "restart" that keeps the memory).
+class BorrowedMedium : public Medium {
+ public:
+  explicit BorrowedMedium(Medium* inner) : inner_(inner) {}
+  const std::string& path() const override { return inner_->path(); }
+  const std::string& promise() const override { return inner_->promise(); }
+  char* base() const override { return inner_->base(); }
+  uint64_t capacity() const override { return inner_->capacity(); }
+  uint64_t allocation_overhead() const override { return inner_->allocation_overhead(); }
+  StatusOr<uint64_t> Allocate(uint32_t type, uint64_t size, const void* header,
+                              uint64_t header_len) override {
+    return inner_->Allocate(type, size, header, header_len);
+  }
+  void Free(uint64_t offset) override { inner_->Free(offset); }
+  std::vector<uint64_t> ObjectsOfType(uint32_t type) override {
+    return inner_->ObjectsOfType(type);
+  }
+  void Persist(const void* p, uint64_t len) override { inner_->Persist(p, len); }
+  char* root() const override { return inner_->root(); }
+
+ private:
+  Medium* inner_;
+};
+
+inline std::unique_ptr<Store> OpenLogStoreOrDie(Medium* medium) {
+  std::vector<std::unique_ptr<Medium>> media;
+  media.push_back(std::make_unique<BorrowedMedium>(medium));
+  auto store = LogStore::Open(std::move(media), kSegmentSize);
+  if (!store.ok()) {
+    std::fprintf(stderr, "open failed: %s\n", store.status().ToString().c_str());
+    std::abort();
+  }
+  return std::move(store).value();
+}
+
+// The contract tests are templated over these. Open() may be called again after the
+// previous store was destroyed: it reopens the same memory / pool (a clean restart).
 struct MemBackend {
   static constexpr const char* kName = "dram";
-  std::unique_ptr<Store> Open() { return NewMemStore(kPoolSize, kSegmentSize); }
+  std::unique_ptr<DramMedium> medium = std::make_unique<DramMedium>(kPoolSize);
+  std::unique_ptr<Store> Open() { return OpenLogStoreOrDie(medium.get()); }
 };
 
 struct PmemBackend {
@@ -82,10 +122,11 @@ inline std::string MakeValue(uint64_t seed, size_t length) {
 // Reserve + copy + commit.
 inline Status Write(Store* store, const std::string& ns, const std::string& key,
                     const std::string& value, WriteKind kind = WriteKind::kPut,
-                    uint64_t tag = 0) {
-  WriteSpec spec{ns, key, kind, tag, value.size(), Crc32c(value.data(), value.size())};
+                    uint64_t tag = 0, WriteId id = {}) {
+  WriteSpec spec{ns, key, kind, tag, value.size(), Crc32c(value.data(), value.size()), id};
   StatusOr<Reservation> r = store->Reserve(spec);
   if (!r.ok()) return r.status();
+  if (r->duplicate()) return store->Commit(&r.value());
   if (!value.empty()) std::memcpy(r->payload(), value.data(), value.size());
   return store->Commit(&r.value());
 }

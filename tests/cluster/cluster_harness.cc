@@ -3,6 +3,7 @@
 
 #include <fcntl.h>
 #include <signal.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -51,6 +52,7 @@ bool ChildProcess::Start() {
   pid_ = fork();
   if (pid_ < 0) return false;
   if (pid_ == 0) {
+    prctl(PR_SET_PDEATHSIG, SIGKILL);  // never outlive the test
     int log = open(log_path_.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
     dup2(log, 1);
     dup2(log, 2);
@@ -75,6 +77,8 @@ int ChildProcess::Kill(int sig) {
   pid_ = -1;
   return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
 }
+
+bool ChildProcess::Signal(int sig) { return pid_ > 0 && kill(pid_, sig) == 0; }
 
 std::string ChildProcess::Log() const { return ReadAll(log_path_); }
 
@@ -118,7 +122,7 @@ bool ClusterHarness::Start(int nproxies, int nservers) {
 
 ServerProcess* ClusterHarness::AddServer() {
   auto s = std::make_unique<ServerProcess>(
-      "256m", std::vector<std::string>{"--proxy", proxy_list(), "--provider", Provider(), "--segment-size", "4m",
+      pool_size_, std::vector<std::string>{"--proxy", proxy_list(), "--provider", Provider(), "--segment-size", "4m",
                                        "--replication-timeout", "6s"});
   if (!s->Start()) return nullptr;
   servers_.push_back(std::move(s));

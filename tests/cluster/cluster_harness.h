@@ -30,6 +30,8 @@ class ChildProcess {
   // Polls the log until it contains `text` (true) or the deadline passes.
   bool WaitForLog(const std::string& text, std::chrono::milliseconds within) const;
   int Kill(int sig);
+  // Sends sig without reaping (SIGSTOP / SIGCONT).
+  bool Signal(int sig);
   bool Running() const { return pid_ > 0; }
   std::string Log() const;
 
@@ -57,6 +59,9 @@ class ClusterHarness {
   std::string proxy_list() const;
   ProxyClient& proxy() { return *proxy_client_; }
   ChildProcess& proxy_process(size_t i) { return *proxies_[i]; }
+  ChildProcess& etcd_process() { return *etcd_; }
+  // Pool size of servers started from now on (default "256m").
+  void set_server_pool_size(std::string size) { pool_size_ = std::move(size); }
   std::vector<std::unique_ptr<ServerProcess>>& servers() { return servers_; }
   // Index into proxy_addresses() of the current leader, -1 if unknown.
   int LeaderIndex();
@@ -75,6 +80,7 @@ class ClusterHarness {
   std::vector<std::string> proxy_addrs_;
   std::vector<std::unique_ptr<ServerProcess>> servers_;
   std::vector<uint64_t> node_ids_;
+  std::string pool_size_ = "256m";
   std::unique_ptr<ProxyClient> proxy_client_;
 };
 

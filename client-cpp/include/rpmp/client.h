@@ -36,6 +36,11 @@ struct ClientOptions {
   // The cluster secret for HELLO's challenge-response (docs/security.md). Empty: read
   // the file named by $RPMP_SECRET_FILE, if set. Never put it on a command line.
   std::string secret;
+  // How long a blocking call keeps retrying on a fresh session when the server went
+  // away (Unavailable), e.g. across a restart. 0: one retry at once. Only calls that
+  // are safe to repeat retry: reads, and puts/appends/deletes (they carry a write id,
+  // so the server applies each at most once); others only when provably not sent.
+  std::chrono::milliseconds retry_for{0};
 };
 
 // Where raw memory lives: stable across server restarts.
@@ -101,6 +106,7 @@ class Buffer {
   struct Slab;  // internal
   Buffer(std::shared_ptr<Slab> slab, char* data, size_t capacity);
   Slab* slab() const { return slab_.get(); }
+  const std::shared_ptr<Slab>& shared_slab() const { return slab_; }  // internal
 
  private:
   std::shared_ptr<Slab> slab_;

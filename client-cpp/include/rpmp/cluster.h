@@ -61,6 +61,11 @@ class ClusterControl {
   // Deletes name and, with recursive, every name/...; returns the names deleted.
   virtual StatusOr<std::vector<std::string>> DeleteNamespaces(const std::string& name, bool recursive) = 0;
   virtual Status TouchNamespace(const std::string& name) = 0;
+  // GetMeta answered by one given replica (node id from DescribeNamespace), no failover:
+  // lets a reader that found a record missing on one replica look on the others.
+  // RecordRef::node_id is set to node_id.
+  virtual StatusOr<ObjectMeta> GetMetaOnNode(const std::string& ns, const std::string& key,
+                                             uint64_t node_id) = 0;
 };
 
 // The cluster side of a Client from ConnectCluster; nullptr for a server-direct one.

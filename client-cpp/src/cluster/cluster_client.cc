@@ -6,6 +6,7 @@
 #include <cstring>
 #include <thread>
 
+#include "client-cpp/src/client_impl.h"
 #include "common/log.h"
 #include "proto/placement.h"
 
@@ -120,7 +121,7 @@ Status ClusterClient::OnAnyReplica(const std::string& ns, const ServerFn& fn) {
       int primary = PrimaryIndex(pl);
       if (primary >= 0) order.push_back(primary);
       for (int i = 0; i < pl.placement_size(); i++)
-        if (i != primary && pl.placement(i).state() != v1::NODE_STATE_DEAD) order.push_back(i);
+        if (i != primary && pl.placement(i).state() != v1::NODE_STATE_DEAD && InSync(pl, i)) order.push_back(i);
       st = Status::Unavailable("namespace '" + ns + "' has no usable replica");
       for (int i : order) {
         const v1::Replica& m = pl.placement(i);
@@ -136,14 +137,23 @@ Status ClusterClient::OnAnyReplica(const std::string& ns, const ServerFn& fn) {
   }
 }
 
+Status ClusterClient::WriteOnPrimary(bool put, const std::string& ns, const std::string& key,
+                                     const void* data, size_t len, uint64_t tag, WriteId id) {
+  // One id for every server this call is sent to: a retry after a failover is answered
+  // with the first outcome instead of being stored twice.
+  return OnPrimary(ns, true, [&](Client* c, uint64_t) {
+    return static_cast<ClientImpl*>(c)->WriteWithId(put, ns, key, data, len, tag, id);
+  });
+}
+
 Status ClusterClient::Put(const std::string& ns, const std::string& key, const void* data, size_t len,
                           uint64_t tag) {
-  return OnPrimary(ns, true, [&](Client* c, uint64_t) { return c->Put(ns, key, data, len, tag); });
+  return WriteOnPrimary(true, ns, key, data, len, tag, ids_.Next());
 }
 
 Status ClusterClient::Append(const std::string& ns, const std::string& key, const void* data, size_t len,
                              uint64_t tag) {
-  return OnPrimary(ns, true, [&](Client* c, uint64_t) { return c->Append(ns, key, data, len, tag); });
+  return WriteOnPrimary(false, ns, key, data, len, tag, ids_.Next());
 }
 
 StatusOr<std::string> ClusterClient::Get(const std::string& ns, const std::string& key) {
@@ -185,6 +195,7 @@ StatusOr<ObjectMeta> ClusterClient::GetMeta(const std::string& ns, const std::st
 Status ClusterClient::ReadRecord(const RecordRef& r, Buffer* dst, size_t dst_offset) {
   if (r.node_id == 0) return Status::InvalidArgument("record reference without a node (use GetMeta of this client)");
   RPMP_ASSIGN_OR_RETURN(Client* c, ServerOfNode(r.node_id));
+  if (dst->valid() && Owns(c, *dst)) return c->ReadRecord(r, dst, dst_offset);
   if (dst->valid() && dst->slab() != nullptr) {
     // dst may be registered with another connection: read into c's memory, copy.
     RPMP_ASSIGN_OR_RETURN(Buffer tmp, c->AllocBuffer(r.length));
@@ -197,7 +208,10 @@ Status ClusterClient::ReadRecord(const RecordRef& r, Buffer* dst, size_t dst_off
 }
 
 Status ClusterClient::Delete(const std::string& ns, const std::string& key) {
-  return OnPrimary(ns, false, [&](Client* c, uint64_t) { return c->Delete(ns, key); });
+  WriteId id = ids_.Next();
+  return OnPrimary(ns, false, [&](Client* c, uint64_t) {
+    return static_cast<ClientImpl*>(c)->DeleteWithId(ns, key, id);
+  });
 }
 
 StatusOr<std::vector<KeyInfo>> ClusterClient::List(const std::string& ns, const std::string& start_after,

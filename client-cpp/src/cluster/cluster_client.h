@@ -17,6 +17,7 @@
 #include <thread>
 #include <vector>
 
+#include "client-cpp/src/write_ids.h"
 #include "proto/proxy_client.h"
 #include "rpmp/client.h"
 #include "rpmp/cluster.h"
@@ -62,6 +63,8 @@ class ClusterClient : public Client, public ClusterControl {
   StatusOr<NamespaceInfo> DescribeNamespace(const std::string& name) override;
   StatusOr<std::vector<std::string>> DeleteNamespaces(const std::string& name, bool recursive) override;
   Status TouchNamespace(const std::string& name) override;
+  StatusOr<ObjectMeta> GetMetaOnNode(const std::string& ns, const std::string& key,
+                                     uint64_t node_id) override;
 
   // Checks that some proxy answers (used by ConnectCluster).
   Status Probe();
@@ -81,6 +84,18 @@ class ClusterClient : public Client, public ClusterControl {
   StatusOr<Client*> AnyServer();  // for AllocBuffer
   void RunAsync(std::function<void()> job);
   void ExecutorLoop();
+  // Asynchronous forms (cluster_client_misc.cc): the connected server-direct client of a
+  // cached placement's primary / of a node seen before, else nullptr (never blocks).
+  Client* CachedPrimary(const std::string& ns);
+  Client* CachedServerOfNode(uint64_t node_id);
+  // True when buf is registered memory of c (allocated through this client from c).
+  bool Owns(Client* c, const Buffer& buf);
+  void WriteAsync(bool append, const std::string& ns, const std::string& key, const Buffer& buf,
+                  uint64_t tag, Callback done);
+  // A put (put=true) or append with write id `id` on the namespace's primary, retried
+  // through failovers with the same id (cluster_client.cc).
+  Status WriteOnPrimary(bool put, const std::string& ns, const std::string& key, const void* data,
+                        size_t len, uint64_t tag, WriteId id);
 
   const std::vector<std::string> proxies_;
   const std::string proxy_list_;
@@ -89,6 +104,8 @@ class ClusterClient : public Client, public ClusterControl {
   std::mutex mu_;  // guards placements_, servers_, connecting_
   std::map<std::string, std::shared_ptr<const v1::Namespace>> placements_;
   std::map<std::string, std::unique_ptr<Client>> servers_;  // by endpoint, never removed
+  std::map<uint64_t, Client*> node_servers_;                // node id -> server seen serving it
+  std::map<const void*, Client*> pool_owner_;               // buffer pool -> its client
   std::condition_variable connect_cv_;
   std::map<std::string, bool> connecting_;
 
@@ -97,6 +114,9 @@ class ClusterClient : public Client, public ClusterControl {
   std::deque<std::function<void()>> exec_jobs_;
   bool exec_stop_ = false;
   std::vector<std::thread> executors_;
+  // One write id per put/append/delete call, resent unchanged to every server the
+  // call tries (docs/append-path.md): a retry on a new primary is applied at most once.
+  WriteIdMinter ids_;
 };
 
 // Codes after which a call should be retried elsewhere or after a refresh.

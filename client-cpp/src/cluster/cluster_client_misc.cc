@@ -1,10 +1,14 @@
 // ClusterClient: construction and Client::ConnectCluster, namespace administration,
-// raw memory routed by node id, aggregated stats, and the asynchronous forms (run
-// on a small executor, since a cluster call may wait through a failover).
+// raw memory routed by node id, aggregated stats, and the asynchronous forms: appends,
+// puts and record reads go straight to the asynchronous call of the serving connection
+// when its placement / node is known (no thread per call); the first call for a
+// namespace, and the retry after a failover, run the blocking form on a small executor.
 #include <algorithm>
 #include <cstdlib>
 #include <cstring>
 
+#include "client-cpp/src/buffer_pool.h"
+#include "client-cpp/src/client_impl.h"
 #include "client-cpp/src/cluster/cluster_client.h"
 #include "proto/placement.h"
 
@@ -87,10 +91,27 @@ StatusOr<std::vector<std::string>> ClusterClient::DeleteNamespaces(const std::st
 
 Status ClusterClient::TouchNamespace(const std::string& name) { return proxy_.TouchNamespace(name).status(); }
 
+StatusOr<ObjectMeta> ClusterClient::GetMetaOnNode(const std::string& ns, const std::string& key,
+                                                  uint64_t node_id) {
+  RPMP_ASSIGN_OR_RETURN(Client* c, ServerOfNode(node_id));
+  RPMP_ASSIGN_OR_RETURN(ObjectMeta meta, c->GetMeta(ns, key));
+  for (RecordRef& r : meta.records) r.node_id = node_id;
+  return meta;
+}
+
 StatusOr<Client*> ClusterClient::ServerOfNode(uint64_t node_id) {
+  // A node seen before needs no node map from the proxy (one RPC per record read).
+  if (Client* c = CachedServerOfNode(node_id)) return c;
   RPMP_ASSIGN_OR_RETURN(v1::NodeMap map, proxy_.GetNodeMap());
-  for (const v1::Node& n : map.nodes())
-    if (n.id() == node_id) return ServerAt(n.endpoint(), node_id);
+  for (const v1::Node& n : map.nodes()) {
+    if (n.id() != node_id) continue;
+    StatusOr<Client*> c = ServerAt(n.endpoint(), node_id);
+    if (c.ok()) {
+      std::lock_guard<std::mutex> lock(mu_);
+      node_servers_[node_id] = *c;
+    }
+    return c;
+  }
   return Status::NotFound("node " + GlobalAddress{node_id, 0, 0}.ToString() + " is not in the cluster");
 }
 
@@ -112,7 +133,12 @@ StatusOr<Client*> ClusterClient::AnyServer() {
 
 StatusOr<Buffer> ClusterClient::AllocBuffer(size_t size) {
   RPMP_ASSIGN_OR_RETURN(Client* c, AnyServer());
-  return c->AllocBuffer(size);
+  StatusOr<Buffer> b = c->AllocBuffer(size);
+  if (b.ok() && b->slab() != nullptr) {
+    std::lock_guard<std::mutex> lock(mu_);
+    pool_owner_[b->slab()->pool] = c;
+  }
+  return b;
 }
 
 StatusOr<GlobalAddress> ClusterClient::Alloc(uint64_t size) {
@@ -187,14 +213,78 @@ void ClusterClient::ExecutorLoop() {
   }
 }
 
+Client* ClusterClient::CachedPrimary(const std::string& ns) {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto p = placements_.find(ns);
+  if (p == placements_.end()) return nullptr;
+  int i = PrimaryIndex(*p->second);
+  if (i < 0) return nullptr;
+  const v1::Replica& m = p->second->placement(i);
+  auto s = servers_.find(m.endpoint());
+  if (s == servers_.end() || s->second->NodeId() != m.node_id()) return nullptr;
+  return s->second.get();
+}
+
+Client* ClusterClient::CachedServerOfNode(uint64_t node_id) {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = node_servers_.find(node_id);
+  if (it == node_servers_.end()) return nullptr;
+  if (it->second->NodeId() != node_id) {  // that endpoint now serves another node
+    node_servers_.erase(it);
+    return nullptr;
+  }
+  return it->second;
+}
+
+bool ClusterClient::Owns(Client* c, const Buffer& buf) {
+  if (buf.slab() == nullptr) return false;
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = pool_owner_.find(buf.slab()->pool);
+  return it != pool_owner_.end() && it->second == c;
+}
+
+void ClusterClient::WriteAsync(bool append, const std::string& ns, const std::string& key,
+                               const Buffer& buf, uint64_t tag, Callback done) {
+  // The caller keeps buf's memory until done (the zero-copy contract of the async forms);
+  // nothing here keeps a reference to the Buffer object itself.
+  // One write id for the fast path and any blocking retry after a failover, so a retry
+  // of a write the old primary already stored is answered, not applied twice.
+  const char* data = buf.data();
+  size_t len = buf.size();
+  WriteId id = ids_.Next();
+  auto blocking = [this, append, ns, key, data, len, tag, id, done] {
+    done(WriteOnPrimary(!append, ns, key, data, len, tag, id));
+  };
+  Client* c = CachedPrimary(ns);
+  if (c == nullptr) return RunAsync(blocking);  // placement unknown: resolve off this thread
+  // A failover: the blocking form retries through placement refreshes, on the executor.
+  auto finish = [this, ns, blocking, done](Status st) {
+    if (st.ok() || !IsFailoverCode(st.code())) return done(st);
+    Invalidate(ns);
+    RunAsync(blocking);
+  };
+  if (Owns(c, buf) || !buf.valid()) {
+    return static_cast<ClientImpl*>(c)->WriteAsyncWithId(!append, ns, key, buf, tag, id, finish);
+  }
+  // buf is registered with another server's connection: one copy into the primary's
+  // memory, owned by the callback until the call completes.
+  StatusOr<Buffer> b = c->AllocBuffer(len);
+  if (!b.ok()) return RunAsync(blocking);
+  std::memcpy(b->data(), data, len);
+  b->set_size(len);
+  auto owned = std::make_shared<Buffer>(std::move(b).value());
+  auto keep = [owned, finish](Status st) { finish(st); };
+  static_cast<ClientImpl*>(c)->WriteAsyncWithId(!append, ns, key, *owned, tag, id, keep);
+}
+
 void ClusterClient::PutAsync(const std::string& ns, const std::string& key, const Buffer& buf, uint64_t tag,
                              Callback done) {
-  RunAsync([this, ns, key, &buf, tag, done] { done(Put(ns, key, buf.data(), buf.size(), tag)); });
+  WriteAsync(false, ns, key, buf, tag, std::move(done));
 }
 
 void ClusterClient::AppendAsync(const std::string& ns, const std::string& key, const Buffer& buf, uint64_t tag,
                                 Callback done) {
-  RunAsync([this, ns, key, &buf, tag, done] { done(Append(ns, key, buf.data(), buf.size(), tag)); });
+  WriteAsync(true, ns, key, buf, tag, std::move(done));
 }
 
 void ClusterClient::GetAsync(const std::string& ns, const std::string& key, Buffer* out, Callback done) {
@@ -202,7 +292,29 @@ void ClusterClient::GetAsync(const std::string& ns, const std::string& key, Buff
 }
 
 void ClusterClient::ReadRecordAsync(const RecordRef& r, Buffer* dst, size_t dst_offset, Callback done) {
-  RunAsync([this, r, dst, dst_offset, done] { done(ReadRecord(r, dst, dst_offset)); });
+  auto blocking = [this, r, dst, dst_offset, done] { done(ReadRecord(r, dst, dst_offset)); };
+  Client* c = r.node_id == 0 ? nullptr : CachedServerOfNode(r.node_id);
+  if (c == nullptr || dst == nullptr || !dst->valid()) return RunAsync(blocking);
+  uint64_t node = r.node_id;
+  auto finish = [this, node, done](Status st) {
+    if (!st.ok() && IsFailoverCode(st.code())) {
+      std::lock_guard<std::mutex> lock(mu_);
+      node_servers_.erase(node);  // look the node up again next time
+    }
+    done(st);
+  };
+  if (Owns(c, *dst)) return c->ReadRecordAsync(r, dst, dst_offset, finish);
+  // dst is registered with another connection: read into c's memory, then copy.
+  if (dst_offset > dst->capacity() || r.length > dst->capacity() - dst_offset)
+    return done(Status::OutOfRange("destination buffer too small"));
+  StatusOr<Buffer> b = c->AllocBuffer(r.length);
+  if (!b.ok()) return RunAsync(blocking);
+  auto tmp = std::make_shared<Buffer>(std::move(b).value());
+  size_t len = r.length;
+  c->ReadRecordAsync(r, tmp.get(), 0, [tmp, dst, dst_offset, len, finish](Status st) {
+    if (st.ok() && len > 0) std::memcpy(dst->data() + dst_offset, tmp->data(), len);
+    finish(st);
+  });
 }
 
 }  // namespace rpmp

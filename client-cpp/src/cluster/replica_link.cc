@@ -2,6 +2,7 @@
 #include "client-cpp/src/cluster/replica_link.h"
 
 #include <cstring>
+#include <functional>
 #include <future>
 
 #include "client-cpp/src/connection.h"
@@ -9,12 +10,17 @@
 namespace rpmp {
 namespace {
 
-// Sends one request and waits for its response status.
-Status CallSync(Connection* conn, wire::Request& req, std::shared_ptr<void> keepalive) {
+// Sends one request and waits for its response status; `on_ok` reads the response
+// (its views live only during the callback).
+Status CallSync(Connection* conn, wire::Request& req, std::shared_ptr<void> keepalive,
+                std::function<void(const wire::Response&)> on_ok = nullptr) {
   RPMP_RETURN_IF_ERROR(conn->EnsureSession());
   auto done = std::make_shared<std::promise<Status>>();
   std::future<Status> f = done->get_future();
-  conn->Submit(req, [done](const Status& st, const wire::Response&) { done->set_value(st); },
+  conn->Submit(req, [done, on_ok](const Status& st, const wire::Response& resp) {
+                 if (st.ok() && on_ok) on_ok(resp);
+                 done->set_value(st);
+               },
                std::move(keepalive));
   return f.get();
 }
@@ -42,7 +48,8 @@ StatusOr<std::unique_ptr<ReplicaLink>> ReplicaLink::Open(const std::string& endp
 uint64_t ReplicaLink::node_id() const { return conn_->node_id(); }
 
 Status ReplicaLink::Write(bool put, const std::string& ns, const std::string& key, uint64_t tag,
-                          const char* data, uint64_t len, uint32_t crc) {
+                          const char* data, uint64_t len, uint32_t crc, const WriteId& id,
+                          const ReplicaFence& fence) {
   wire::Request req;
   req.h.op = put ? wire::Op::kPut : wire::Op::kAppend;
   req.ns = ns;
@@ -62,26 +69,85 @@ Status ReplicaLink::Write(bool put, const std::string& ns, const std::string& ke
     req.h.flags = wire::kFlagRma | wire::kFlagReplica;
     req.rma = {mr.RmaAddr(staged->data()), mr.key(), len};
   }
+  if (id.valid()) {
+    req.h.flags |= wire::kFlagWriteId;
+    req.write_id = id;
+  }
+  req.h.flags |= wire::kFlagFence;
+  req.fence_epoch = fence.epoch;
+  req.fence_primary = fence.primary;
   return CallSync(conn_.get(), req, staged).Annotate("replica " + endpoint_);
 }
 
-Status ReplicaLink::Delete(const std::string& ns, const std::string& key) {
+Status ReplicaLink::Delete(const std::string& ns, const std::string& key, const WriteId& id,
+                           const ReplicaFence& fence) {
   wire::Request req;
   req.h.op = wire::Op::kDel;
-  req.h.flags = wire::kFlagReplica;
+  req.h.flags = wire::kFlagReplica | wire::kFlagFence;
+  req.fence_epoch = fence.epoch;
+  req.fence_primary = fence.primary;
+  if (id.valid()) {
+    req.h.flags |= wire::kFlagWriteId;
+    req.write_id = id;
+  }
   req.ns = ns;
   req.key = key;
   Status st = CallSync(conn_.get(), req, nullptr);
   return st.code() == StatusCode::kNotFound ? Status::Ok() : st.Annotate("replica " + endpoint_);
 }
 
-Status ReplicaLink::DeleteNamespace(const std::string& ns) {
+Status ReplicaLink::DeleteNamespace(const std::string& ns, const ReplicaFence& fence) {
   wire::Request req;
   req.h.op = wire::Op::kDeleteNs;
-  req.h.flags = wire::kFlagReplica;
+  req.h.flags = wire::kFlagReplica | wire::kFlagFence;
+  req.fence_epoch = fence.epoch;
+  req.fence_primary = fence.primary;
   req.ns = ns;
   Status st = CallSync(conn_.get(), req, nullptr);
   return st.code() == StatusCode::kNotFound ? Status::Ok() : st.Annotate("replica " + endpoint_);
+}
+
+StatusOr<std::vector<std::string>> ReplicaLink::ListKeys(const std::string& ns) {
+  std::vector<std::string> out;
+  std::string after;
+  while (true) {
+    wire::Request req;
+    req.h.op = wire::Op::kList;
+    req.ns = ns;
+    req.start_after = after;
+    req.max = wire::kMaxPageItems;
+    bool more = false;
+    size_t before = out.size();
+    Status st = CallSync(conn_.get(), req, nullptr, [&](const wire::Response& r) {
+      for (const wire::KeyEntry& k : r.keys) out.push_back(k.key);
+      more = r.more;
+    });
+    if (st.code() == StatusCode::kNotFound) return out;
+    if (!st.ok()) return st.Annotate("replica " + endpoint_);
+    if (!more || out.size() == before) return out;
+    after = out.back();
+  }
+}
+
+StatusOr<std::vector<ReplicaRecord>> ReplicaLink::Records(const std::string& ns, const std::string& key) {
+  std::vector<ReplicaRecord> out;
+  while (true) {
+    wire::Request req;
+    req.h.op = wire::Op::kGetMeta;
+    req.ns = ns;
+    req.key = key;
+    req.start = static_cast<uint32_t>(out.size());
+    req.max = wire::kMaxPageItems;
+    bool more = false;
+    size_t before = out.size();
+    Status st = CallSync(conn_.get(), req, nullptr, [&](const wire::Response& r) {
+      for (const wire::RecordMeta& m : r.records) out.push_back({m.tag, m.length, m.crc});
+      more = r.more;
+    });
+    if (st.code() == StatusCode::kNotFound) return out;
+    if (!st.ok()) return st.Annotate("replica " + endpoint_);
+    if (!more || out.size() == before) return out;
+  }
 }
 
 }  // namespace rpmp

@@ -13,12 +13,27 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "common/status.h"
+#include "common/write_id.h"
 
 namespace rpmp {
 
 class Connection;
+
+// The sending primary's fence, carried by every replica frame (wire::kFlagFence).
+struct ReplicaFence {
+  uint64_t epoch = 0;    // namespace epoch the primary acts in
+  uint64_t primary = 0;  // its node id
+};
+
+// What repair compares: a record's identity on a member (tag, length, CRC-32C).
+struct ReplicaRecord {
+  uint64_t tag = 0, length = 0;
+  uint32_t crc = 0;
+  bool operator==(const ReplicaRecord& o) const { return tag == o.tag && length == o.length && crc == o.crc; }
+};
 
 struct ReplicaLinkOptions {
   std::string provider = "tcp;ofi_rxm";
@@ -36,12 +51,18 @@ class ReplicaLink {
 
   // Stores one record: put (replaces the key) or append. Payload copied once into
   // registered memory when it is larger than the inline limit.
+  // `id` (may be invalid) is the client's write id: the member stores it with the
+  // record and answers a repeat with the first outcome.
   Status Write(bool put, const std::string& ns, const std::string& key, uint64_t tag,
-               const char* data, uint64_t len, uint32_t crc);
+               const char* data, uint64_t len, uint32_t crc, const WriteId& id, const ReplicaFence& fence);
   // Removes a key; absent keys are fine.
-  Status Delete(const std::string& ns, const std::string& key);
+  Status Delete(const std::string& ns, const std::string& key, const WriteId& id, const ReplicaFence& fence);
   // Removes a namespace; absent namespaces are fine.
-  Status DeleteNamespace(const std::string& ns);
+  Status DeleteNamespace(const std::string& ns, const ReplicaFence& fence);
+  // Every key of ns on the member (empty when the namespace is absent).
+  StatusOr<std::vector<std::string>> ListKeys(const std::string& ns);
+  // The records of one key on the member, in order (empty when absent).
+  StatusOr<std::vector<ReplicaRecord>> Records(const std::string& ns, const std::string& key);
 
   uint64_t node_id() const;
   const std::string& endpoint() const { return endpoint_; }

@@ -12,6 +12,7 @@ import (
 
 type options struct {
 	listen, advertise, cluster string
+	metricsListen              string
 	etcd                       []string
 	heartbeatTimeout           time.Duration
 	suspectAfter               time.Duration
@@ -31,6 +32,7 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	fs.SetOutput(stderr)
 	fs.StringVar(&o.listen, "listen", "", "HOST:PORT to serve gRPC on (port 0 = pick one)")
 	fs.StringVar(&o.advertise, "advertise", "", "address other parties should use for this proxy (default: the bound listen address)")
+	fs.StringVar(&o.metricsListen, "metrics-listen", "", "HOST:PORT to serve Prometheus metrics on at /metrics (empty = off; port 0 = pick one)")
 	fs.StringVar(&etcd, "etcd", "", "etcd endpoints, comma separated (e.g. http://127.0.0.1:2379)")
 	fs.StringVar(&o.cluster, "cluster", "default", "cluster name; state lives under /rpmp/<cluster>/")
 	fs.DurationVar(&o.heartbeatTimeout, "heartbeat-timeout", 3*time.Second, "a node silent this long is DEAD")

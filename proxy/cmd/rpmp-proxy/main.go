@@ -15,6 +15,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"go.uber.org/zap"
 	"google.golang.org/grpc"
@@ -64,7 +65,20 @@ func run(o options) error {
 	srv := server.New(server.Config{Advertise: o.advertise, SuspectAfter: o.suspectAfter,
 		DeadAfter: o.heartbeatTimeout, HeartbeatInterval: o.heartbeatInterval, TTLCheck: o.ttlCheck,
 		VNodes: o.vnodes, OpTimeout: o.opTimeout, Logf: log.Printf}, st, el)
-	gs := grpc.NewServer()
+	var gs *grpc.Server
+	if o.metricsListen != "" {
+		reg := prometheus.NewRegistry()
+		gm := newGRPCMetrics(reg)
+		reg.MustRegister(newClusterCollector(srv, o.advertise, o.opTimeout))
+		addr, err := serveMetrics(o.metricsListen, reg)
+		if err != nil {
+			return fmt.Errorf("cannot serve metrics on %s: %w", o.metricsListen, err)
+		}
+		log.Printf("metrics on http://%s/metrics", addr)
+		gs = grpc.NewServer(grpc.UnaryInterceptor(gm.interceptor))
+	} else {
+		gs = grpc.NewServer()
+	}
 	pb.RegisterProxyServer(gs, srv)
 	serveErr := make(chan error, 1)
 	go func() { serveErr <- gs.Serve(lis) }()

@@ -80,6 +80,7 @@ func (c *Catalog) PlanCreate(name string, o Options, usable []uint64, dead func(
 		Placement: ring.New(usable, c.vnodes).Place(name, int(o.Replicas)),
 		CreatedMs: nowMs, TouchedMs: nowMs, Epoch: epoch,
 	}
+	ns.InSync = slices.Clone(ns.Placement) // all empty: trivially in sync
 	return ns, true, nil
 }
 

@@ -100,8 +100,20 @@ func TestRepairWithoutSpareNode(t *testing.T) {
 		}
 		return ""
 	}, []uint64{2}, 0, 2)
-	if len(got) != 0 {
-		t.Fatalf("repair without spare node changed %v", got)
+	// The dead member leaves the in-sync set but stays in the placement.
+	if len(got) != 1 || !slices.Equal(got[0].Placement, []uint64{1, 2}) || !slices.Equal(got[0].InSync, []uint64{2}) {
+		t.Fatalf("repair without spare node: %+v", got)
+	}
+	c.PutNamespace(got[0])
+	dead2 := func(id uint64) string {
+		if id == 2 {
+			return "dead"
+		}
+		return ""
+	}
+	// Now the last in-sync member dies: it is neither substituted nor dropped.
+	if again := c.PlanRepairs(dead2, []uint64{1, 3}, 0, 3); len(again) != 0 {
+		t.Fatalf("last in-sync member substituted: %+v", again)
 	}
 }
 

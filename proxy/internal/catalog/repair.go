@@ -3,6 +3,7 @@
 package catalog
 
 import (
+	"slices"
 	"sort"
 
 	"rpmp.io/proxy/internal/model"
@@ -29,17 +30,34 @@ func (c *Catalog) PlanRepairs(replace NodeInfo, usable []uint64, nowMs int64, ep
 	return out
 }
 
-// repairOne substitutes the members of one namespace that must go.
+// repairOne substitutes the members of one namespace that must go. A dead
+// member leaves the in-sync set (it may miss writes from now on, and must be
+// repaired before it can lead or serve again) unless it is the last one: the
+// last member known to hold every acknowledged record is never substituted
+// out, so such a namespace waits for it (unavailable, not lost). The
+// substitute joins out of sync; its primary repairs it and adds it.
 func repairOne(ns model.Namespace, r *ring.Ring, replace NodeInfo, nowMs int64, epoch uint64) (model.Namespace, bool) {
 	changed := false
+	ns.InSync = ns.Synced()
 	for i, id := range ns.Placement {
 		reason := replace(id)
 		if reason == "" {
 			continue
 		}
+		inSync := slices.Contains(ns.InSync, id)
+		if inSync && len(ns.InSync) == 1 {
+			continue
+		}
+		if inSync && reason == "dead" {
+			ns.InSync = slices.DeleteFunc(ns.InSync, func(x uint64) bool { return x == id })
+			inSync, changed = false, true
+		}
 		sub, ok := r.Substitute(ns.Name, ns.Placement)
 		if !ok {
 			continue
+		}
+		if inSync {
+			ns.InSync = slices.DeleteFunc(ns.InSync, func(x uint64) bool { return x == id })
 		}
 		ns.Placement[i] = sub
 		ns.Substitutions = append(ns.Substitutions, model.Substitution{

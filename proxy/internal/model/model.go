@@ -54,12 +54,36 @@ type Namespace struct {
 	CreatedMs     int64          `json:"created_ms"`
 	TouchedMs     int64          `json:"touched_ms"`
 	Epoch         uint64         `json:"epoch"`
+	// InSync lists, in the order they joined, the members known to hold every
+	// acknowledged record (docs/cluster.md). Empty only in records written
+	// before the field existed: then every member counts (see Synced).
+	InSync []uint64 `json:"in_sync,omitempty"`
+}
+
+// Synced returns the in-sync members (the whole placement for old records).
+func (ns Namespace) Synced() []uint64 {
+	if len(ns.InSync) == 0 {
+		return slices.Clone(ns.Placement)
+	}
+	return slices.Clone(ns.InSync)
+}
+
+// Primary returns the namespace's primary: the first in-sync member that is
+// not dead, as proto/placement.cc computes it for servers and clients.
+func (ns Namespace) Primary(dead func(uint64) bool) (uint64, bool) {
+	for _, id := range ns.Synced() {
+		if slices.Contains(ns.Placement, id) && !dead(id) {
+			return id, true
+		}
+	}
+	return 0, false
 }
 
 // Clone returns a deep copy.
 func (ns Namespace) Clone() Namespace {
 	ns.Placement = slices.Clone(ns.Placement)
 	ns.Substitutions = slices.Clone(ns.Substitutions)
+	ns.InSync = slices.Clone(ns.InSync)
 	return ns
 }
 

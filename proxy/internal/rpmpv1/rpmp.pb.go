@@ -153,9 +153,12 @@ type HeartbeatRequest struct {
 	Pools     uint32        `protobuf:"varint,6,opt,name=pools,proto3" json:"pools,omitempty"`
 	StateHint NodeStateHint `protobuf:"varint,7,opt,name=state_hint,json=stateHint,proto3,enum=rpmp.v1.NodeStateHint" json:"state_hint,omitempty"`
 	// Highest node-map epoch the server has seen (0 if none).
-	KnownEpoch    uint64 `protobuf:"varint,8,opt,name=known_epoch,json=knownEpoch,proto3" json:"known_epoch,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	KnownEpoch uint64 `protobuf:"varint,8,opt,name=known_epoch,json=knownEpoch,proto3" json:"known_epoch,omitempty"`
+	// Acknowledgements: namespaces of earlier replies' delete_namespaces that
+	// this server has applied. The leader resends a deletion until acknowledged.
+	DeletedNamespaces []string `protobuf:"bytes,9,rep,name=deleted_namespaces,json=deletedNamespaces,proto3" json:"deleted_namespaces,omitempty"`
+	unknownFields     protoimpl.UnknownFields
+	sizeCache         protoimpl.SizeCache
 }
 
 func (x *HeartbeatRequest) Reset() {
@@ -244,6 +247,13 @@ func (x *HeartbeatRequest) GetKnownEpoch() uint64 {
 	return 0
 }
 
+func (x *HeartbeatRequest) GetDeletedNamespaces() []string {
+	if x != nil {
+		return x.DeletedNamespaces
+	}
+	return nil
+}
+
 type HeartbeatReply struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// Current node-map epoch; if > known_epoch the server should refetch the
@@ -254,11 +264,19 @@ type HeartbeatReply struct {
 	// How often the server should heartbeat.
 	HeartbeatIntervalMs uint32 `protobuf:"varint,3,opt,name=heartbeat_interval_ms,json=heartbeatIntervalMs,proto3" json:"heartbeat_interval_ms,omitempty"`
 	// Namespaces this server must delete locally (namespace deletion or TTL
-	// expiry). Repeated in every reply until the server has heartbeated once
-	// after the deletion; deleting an absent namespace must be a no-op.
+	// expiry). Repeated in every reply until the server acknowledges it
+	// (HeartbeatRequest.deleted_namespaces); deleting an absent namespace must
+	// be a no-op. Not sent for a name recreated with this node in its new
+	// placement: that copy is the new namespace's, rewritten by its primary's
+	// repair before the node is in sync.
 	DeleteNamespaces []string `protobuf:"bytes,4,rep,name=delete_namespaces,json=deleteNamespaces,proto3" json:"delete_namespaces,omitempty"`
 	// The state the leader now holds for this node.
-	State         NodeState `protobuf:"varint,5,opt,name=state,proto3,enum=rpmp.v1.NodeState" json:"state,omitempty"`
+	State NodeState `protobuf:"varint,5,opt,name=state,proto3,enum=rpmp.v1.NodeState" json:"state,omitempty"`
+	// Lease: the server may act as a namespace primary until (time it sent this
+	// heartbeat + lease_ms). Shorter than the leader's suspect timeout, so a
+	// primary that stops hearing from the leader stops acknowledging writes
+	// before anyone can replace it. 0 = the server's default.
+	LeaseMs       uint32 `protobuf:"varint,6,opt,name=lease_ms,json=leaseMs,proto3" json:"lease_ms,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -326,6 +344,13 @@ func (x *HeartbeatReply) GetState() NodeState {
 		return x.State
 	}
 	return NodeState_NODE_STATE_UNSPECIFIED
+}
+
+func (x *HeartbeatReply) GetLeaseMs() uint32 {
+	if x != nil {
+		return x.LeaseMs
+	}
+	return 0
 }
 
 type Node struct {
@@ -754,7 +779,12 @@ type Namespace struct {
 	// Last create/touch time (TTL base).
 	TouchedUnixMs int64 `protobuf:"varint,7,opt,name=touched_unix_ms,json=touchedUnixMs,proto3" json:"touched_unix_ms,omitempty"`
 	// True when fewer than min_replicas (or replicas) members are usable.
-	Degraded      bool `protobuf:"varint,8,opt,name=degraded,proto3" json:"degraded,omitempty"`
+	Degraded bool `protobuf:"varint,8,opt,name=degraded,proto3" json:"degraded,omitempty"`
+	// Members known to hold every acknowledged record (docs/cluster.md): never
+	// empty, a subset of placement. Only these may be primary or serve reads.
+	// Empty in namespaces stored before the field existed: then every member
+	// counts as in sync.
+	InSync        []uint64 `protobuf:"varint,9,rep,packed,name=in_sync,json=inSync,proto3" json:"in_sync,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -843,6 +873,13 @@ func (x *Namespace) GetDegraded() bool {
 		return x.Degraded
 	}
 	return false
+}
+
+func (x *Namespace) GetInSync() []uint64 {
+	if x != nil {
+		return x.InSync
+	}
+	return nil
 }
 
 type CreateNamespaceRequest struct {
@@ -1172,6 +1209,87 @@ func (x *TouchNamespaceRequest) GetName() string {
 	return ""
 }
 
+// A namespace's primary changes its in-sync set (docs/cluster.md).
+type SetInSyncRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	Name  string                 `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
+	// The namespace epoch the primary acts in; refused unless current.
+	Epoch uint64 `protobuf:"varint,2,opt,name=epoch,proto3" json:"epoch,omitempty"`
+	// The caller: refused unless it is the primary of that epoch.
+	Primary uint64 `protobuf:"varint,3,opt,name=primary,proto3" json:"primary,omitempty"`
+	// The member to add (after a repair) or remove (before the primary
+	// acknowledges a write the member does not hold, or repairs it).
+	Node          uint64 `protobuf:"varint,4,opt,name=node,proto3" json:"node,omitempty"`
+	InSync        bool   `protobuf:"varint,5,opt,name=in_sync,json=inSync,proto3" json:"in_sync,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SetInSyncRequest) Reset() {
+	*x = SetInSyncRequest{}
+	mi := &file_rpmp_proto_msgTypes[16]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SetInSyncRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SetInSyncRequest) ProtoMessage() {}
+
+func (x *SetInSyncRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_rpmp_proto_msgTypes[16]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SetInSyncRequest.ProtoReflect.Descriptor instead.
+func (*SetInSyncRequest) Descriptor() ([]byte, []int) {
+	return file_rpmp_proto_rawDescGZIP(), []int{16}
+}
+
+func (x *SetInSyncRequest) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *SetInSyncRequest) GetEpoch() uint64 {
+	if x != nil {
+		return x.Epoch
+	}
+	return 0
+}
+
+func (x *SetInSyncRequest) GetPrimary() uint64 {
+	if x != nil {
+		return x.Primary
+	}
+	return 0
+}
+
+func (x *SetInSyncRequest) GetNode() uint64 {
+	if x != nil {
+		return x.Node
+	}
+	return 0
+}
+
+func (x *SetInSyncRequest) GetInSync() bool {
+	if x != nil {
+		return x.InSync
+	}
+	return false
+}
+
 type DrainRequest struct {
 	state  protoimpl.MessageState `protogen:"open.v1"`
 	NodeId uint64                 `protobuf:"varint,1,opt,name=node_id,json=nodeId,proto3" json:"node_id,omitempty"`
@@ -1184,7 +1302,7 @@ type DrainRequest struct {
 
 func (x *DrainRequest) Reset() {
 	*x = DrainRequest{}
-	mi := &file_rpmp_proto_msgTypes[16]
+	mi := &file_rpmp_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1196,7 +1314,7 @@ func (x *DrainRequest) String() string {
 func (*DrainRequest) ProtoMessage() {}
 
 func (x *DrainRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_rpmp_proto_msgTypes[16]
+	mi := &file_rpmp_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1209,7 +1327,7 @@ func (x *DrainRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DrainRequest.ProtoReflect.Descriptor instead.
 func (*DrainRequest) Descriptor() ([]byte, []int) {
-	return file_rpmp_proto_rawDescGZIP(), []int{16}
+	return file_rpmp_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *DrainRequest) GetNodeId() uint64 {
@@ -1235,7 +1353,7 @@ type DrainReply struct {
 
 func (x *DrainReply) Reset() {
 	*x = DrainReply{}
-	mi := &file_rpmp_proto_msgTypes[17]
+	mi := &file_rpmp_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1247,7 +1365,7 @@ func (x *DrainReply) String() string {
 func (*DrainReply) ProtoMessage() {}
 
 func (x *DrainReply) ProtoReflect() protoreflect.Message {
-	mi := &file_rpmp_proto_msgTypes[17]
+	mi := &file_rpmp_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1260,7 +1378,7 @@ func (x *DrainReply) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DrainReply.ProtoReflect.Descriptor instead.
 func (*DrainReply) Descriptor() ([]byte, []int) {
-	return file_rpmp_proto_rawDescGZIP(), []int{17}
+	return file_rpmp_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *DrainReply) GetNode() *Node {
@@ -1275,7 +1393,7 @@ var File_rpmp_proto protoreflect.FileDescriptor
 const file_rpmp_proto_rawDesc = "" +
 	"\n" +
 	"\n" +
-	"rpmp.proto\x12\arpmp.v1\"\xf9\x01\n" +
+	"rpmp.proto\x12\arpmp.v1\"\xa8\x02\n" +
 	"\x10HeartbeatRequest\x12\x17\n" +
 	"\anode_id\x18\x01 \x01(\x04R\x06nodeId\x12\x1a\n" +
 	"\bendpoint\x18\x02 \x01(\tR\bendpoint\x12\x1a\n" +
@@ -1286,13 +1404,15 @@ const file_rpmp_proto_rawDesc = "" +
 	"\n" +
 	"state_hint\x18\a \x01(\x0e2\x16.rpmp.v1.NodeStateHintR\tstateHint\x12\x1f\n" +
 	"\vknown_epoch\x18\b \x01(\x04R\n" +
-	"knownEpoch\"\xc9\x01\n" +
+	"knownEpoch\x12-\n" +
+	"\x12deleted_namespaces\x18\t \x03(\tR\x11deletedNamespaces\"\xe4\x01\n" +
 	"\x0eHeartbeatReply\x12\x14\n" +
 	"\x05epoch\x18\x01 \x01(\x04R\x05epoch\x12\x16\n" +
 	"\x06leader\x18\x02 \x01(\tR\x06leader\x122\n" +
 	"\x15heartbeat_interval_ms\x18\x03 \x01(\rR\x13heartbeatIntervalMs\x12+\n" +
 	"\x11delete_namespaces\x18\x04 \x03(\tR\x10deleteNamespaces\x12(\n" +
-	"\x05state\x18\x05 \x01(\x0e2\x12.rpmp.v1.NodeStateR\x05state\"\xeb\x01\n" +
+	"\x05state\x18\x05 \x01(\x0e2\x12.rpmp.v1.NodeStateR\x05state\x12\x19\n" +
+	"\blease_ms\x18\x06 \x01(\rR\aleaseMs\"\xeb\x01\n" +
 	"\x04Node\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\x04R\x02id\x12\x1a\n" +
 	"\bendpoint\x18\x02 \x01(\tR\bendpoint\x12(\n" +
@@ -1323,7 +1443,7 @@ const file_rpmp_proto_rawDesc = "" +
 	"\x05epoch\x18\x04 \x01(\x04R\x05epoch\x12\x1c\n" +
 	"\n" +
 	"at_unix_ms\x18\x05 \x01(\x03R\batUnixMs\x12\x16\n" +
-	"\x06reason\x18\x06 \x01(\tR\x06reason\"\xc3\x02\n" +
+	"\x06reason\x18\x06 \x01(\tR\x06reason\"\xdc\x02\n" +
 	"\tNamespace\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x123\n" +
 	"\aoptions\x18\x02 \x01(\v2\x19.rpmp.v1.NamespaceOptionsR\aoptions\x12.\n" +
@@ -1332,7 +1452,8 @@ const file_rpmp_proto_rawDesc = "" +
 	"\x05epoch\x18\x05 \x01(\x04R\x05epoch\x12;\n" +
 	"\rsubstitutions\x18\x06 \x03(\v2\x15.rpmp.v1.SubstitutionR\rsubstitutions\x12&\n" +
 	"\x0ftouched_unix_ms\x18\a \x01(\x03R\rtouchedUnixMs\x12\x1a\n" +
-	"\bdegraded\x18\b \x01(\bR\bdegraded\"a\n" +
+	"\bdegraded\x18\b \x01(\bR\bdegraded\x12\x17\n" +
+	"\ain_sync\x18\t \x03(\x04R\x06inSync\"a\n" +
 	"\x16CreateNamespaceRequest\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x123\n" +
 	"\aoptions\x18\x02 \x01(\v2\x19.rpmp.v1.NamespaceOptionsR\aoptions\")\n" +
@@ -1350,7 +1471,13 @@ const file_rpmp_proto_rawDesc = "" +
 	"\x14DeleteNamespaceReply\x12\x18\n" +
 	"\adeleted\x18\x01 \x03(\tR\adeleted\"+\n" +
 	"\x15TouchNamespaceRequest\x12\x12\n" +
-	"\x04name\x18\x01 \x01(\tR\x04name\"?\n" +
+	"\x04name\x18\x01 \x01(\tR\x04name\"\x83\x01\n" +
+	"\x10SetInSyncRequest\x12\x12\n" +
+	"\x04name\x18\x01 \x01(\tR\x04name\x12\x14\n" +
+	"\x05epoch\x18\x02 \x01(\x04R\x05epoch\x12\x18\n" +
+	"\aprimary\x18\x03 \x01(\x04R\aprimary\x12\x12\n" +
+	"\x04node\x18\x04 \x01(\x04R\x04node\x12\x17\n" +
+	"\ain_sync\x18\x05 \x01(\bR\x06inSync\"?\n" +
 	"\fDrainRequest\x12\x17\n" +
 	"\anode_id\x18\x01 \x01(\x04R\x06nodeId\x12\x16\n" +
 	"\x06cancel\x18\x02 \x01(\bR\x06cancel\"/\n" +
@@ -1365,7 +1492,7 @@ const file_rpmp_proto_rawDesc = "" +
 	"\x13NODE_STATE_DRAINING\x10\x04*G\n" +
 	"\rNodeStateHint\x12\x18\n" +
 	"\x14NODE_STATE_HINT_NONE\x10\x00\x12\x1c\n" +
-	"\x18NODE_STATE_HINT_DRAINING\x10\x012\xac\x04\n" +
+	"\x18NODE_STATE_HINT_DRAINING\x10\x012\xe8\x04\n" +
 	"\x05Proxy\x12?\n" +
 	"\tHeartbeat\x12\x19.rpmp.v1.HeartbeatRequest\x1a\x17.rpmp.v1.HeartbeatReply\x12:\n" +
 	"\n" +
@@ -1375,7 +1502,8 @@ const file_rpmp_proto_rawDesc = "" +
 	"\x0eListNamespaces\x12\x1e.rpmp.v1.ListNamespacesRequest\x1a\x1c.rpmp.v1.ListNamespacesReply\x12Q\n" +
 	"\x0fDeleteNamespace\x12\x1f.rpmp.v1.DeleteNamespaceRequest\x1a\x1d.rpmp.v1.DeleteNamespaceReply\x12D\n" +
 	"\x0eTouchNamespace\x12\x1e.rpmp.v1.TouchNamespaceRequest\x1a\x12.rpmp.v1.Namespace\x123\n" +
-	"\x05Drain\x12\x15.rpmp.v1.DrainRequest\x1a\x13.rpmp.v1.DrainReplyB&Z$rpmp.io/proxy/internal/rpmpv1;rpmpv1b\x06proto3"
+	"\x05Drain\x12\x15.rpmp.v1.DrainRequest\x1a\x13.rpmp.v1.DrainReply\x12:\n" +
+	"\tSetInSync\x12\x19.rpmp.v1.SetInSyncRequest\x1a\x12.rpmp.v1.NamespaceB&Z$rpmp.io/proxy/internal/rpmpv1;rpmpv1b\x06proto3"
 
 var (
 	file_rpmp_proto_rawDescOnce sync.Once
@@ -1390,7 +1518,7 @@ func file_rpmp_proto_rawDescGZIP() []byte {
 }
 
 var file_rpmp_proto_enumTypes = make([]protoimpl.EnumInfo, 2)
-var file_rpmp_proto_msgTypes = make([]protoimpl.MessageInfo, 18)
+var file_rpmp_proto_msgTypes = make([]protoimpl.MessageInfo, 19)
 var file_rpmp_proto_goTypes = []any{
 	(NodeState)(0),                 // 0: rpmp.v1.NodeState
 	(NodeStateHint)(0),             // 1: rpmp.v1.NodeStateHint
@@ -1410,8 +1538,9 @@ var file_rpmp_proto_goTypes = []any{
 	(*DeleteNamespaceRequest)(nil), // 15: rpmp.v1.DeleteNamespaceRequest
 	(*DeleteNamespaceReply)(nil),   // 16: rpmp.v1.DeleteNamespaceReply
 	(*TouchNamespaceRequest)(nil),  // 17: rpmp.v1.TouchNamespaceRequest
-	(*DrainRequest)(nil),           // 18: rpmp.v1.DrainRequest
-	(*DrainReply)(nil),             // 19: rpmp.v1.DrainReply
+	(*SetInSyncRequest)(nil),       // 18: rpmp.v1.SetInSyncRequest
+	(*DrainRequest)(nil),           // 19: rpmp.v1.DrainRequest
+	(*DrainReply)(nil),             // 20: rpmp.v1.DrainReply
 }
 var file_rpmp_proto_depIdxs = []int32{
 	1,  // 0: rpmp.v1.HeartbeatRequest.state_hint:type_name -> rpmp.v1.NodeStateHint
@@ -1432,17 +1561,19 @@ var file_rpmp_proto_depIdxs = []int32{
 	13, // 15: rpmp.v1.Proxy.ListNamespaces:input_type -> rpmp.v1.ListNamespacesRequest
 	15, // 16: rpmp.v1.Proxy.DeleteNamespace:input_type -> rpmp.v1.DeleteNamespaceRequest
 	17, // 17: rpmp.v1.Proxy.TouchNamespace:input_type -> rpmp.v1.TouchNamespaceRequest
-	18, // 18: rpmp.v1.Proxy.Drain:input_type -> rpmp.v1.DrainRequest
-	3,  // 19: rpmp.v1.Proxy.Heartbeat:output_type -> rpmp.v1.HeartbeatReply
-	6,  // 20: rpmp.v1.Proxy.GetNodeMap:output_type -> rpmp.v1.NodeMap
-	10, // 21: rpmp.v1.Proxy.CreateNamespace:output_type -> rpmp.v1.Namespace
-	10, // 22: rpmp.v1.Proxy.GetPlacement:output_type -> rpmp.v1.Namespace
-	14, // 23: rpmp.v1.Proxy.ListNamespaces:output_type -> rpmp.v1.ListNamespacesReply
-	16, // 24: rpmp.v1.Proxy.DeleteNamespace:output_type -> rpmp.v1.DeleteNamespaceReply
-	10, // 25: rpmp.v1.Proxy.TouchNamespace:output_type -> rpmp.v1.Namespace
-	19, // 26: rpmp.v1.Proxy.Drain:output_type -> rpmp.v1.DrainReply
-	19, // [19:27] is the sub-list for method output_type
-	11, // [11:19] is the sub-list for method input_type
+	19, // 18: rpmp.v1.Proxy.Drain:input_type -> rpmp.v1.DrainRequest
+	18, // 19: rpmp.v1.Proxy.SetInSync:input_type -> rpmp.v1.SetInSyncRequest
+	3,  // 20: rpmp.v1.Proxy.Heartbeat:output_type -> rpmp.v1.HeartbeatReply
+	6,  // 21: rpmp.v1.Proxy.GetNodeMap:output_type -> rpmp.v1.NodeMap
+	10, // 22: rpmp.v1.Proxy.CreateNamespace:output_type -> rpmp.v1.Namespace
+	10, // 23: rpmp.v1.Proxy.GetPlacement:output_type -> rpmp.v1.Namespace
+	14, // 24: rpmp.v1.Proxy.ListNamespaces:output_type -> rpmp.v1.ListNamespacesReply
+	16, // 25: rpmp.v1.Proxy.DeleteNamespace:output_type -> rpmp.v1.DeleteNamespaceReply
+	10, // 26: rpmp.v1.Proxy.TouchNamespace:output_type -> rpmp.v1.Namespace
+	20, // 27: rpmp.v1.Proxy.Drain:output_type -> rpmp.v1.DrainReply
+	10, // 28: rpmp.v1.Proxy.SetInSync:output_type -> rpmp.v1.Namespace
+	20, // [20:29] is the sub-list for method output_type
+	11, // [11:20] is the sub-list for method input_type
 	11, // [11:11] is the sub-list for extension type_name
 	11, // [11:11] is the sub-list for extension extendee
 	0,  // [0:11] is the sub-list for field type_name
@@ -1459,7 +1590,7 @@ func file_rpmp_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_rpmp_proto_rawDesc), len(file_rpmp_proto_rawDesc)),
 			NumEnums:      2,
-			NumMessages:   18,
+			NumMessages:   19,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

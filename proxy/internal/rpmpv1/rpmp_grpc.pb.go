@@ -36,6 +36,7 @@ const (
 	Proxy_DeleteNamespace_FullMethodName = "/rpmp.v1.Proxy/DeleteNamespace"
 	Proxy_TouchNamespace_FullMethodName  = "/rpmp.v1.Proxy/TouchNamespace"
 	Proxy_Drain_FullMethodName           = "/rpmp.v1.Proxy/Drain"
+	Proxy_SetInSync_FullMethodName       = "/rpmp.v1.Proxy/SetInSync"
 )
 
 // ProxyClient is the client API for Proxy service.
@@ -58,6 +59,8 @@ type ProxyClient interface {
 	TouchNamespace(ctx context.Context, in *TouchNamespaceRequest, opts ...grpc.CallOption) (*Namespace, error)
 	// Leader only.
 	Drain(ctx context.Context, in *DrainRequest, opts ...grpc.CallOption) (*DrainReply, error)
+	// Leader only. Returns the namespace with its new epoch.
+	SetInSync(ctx context.Context, in *SetInSyncRequest, opts ...grpc.CallOption) (*Namespace, error)
 }
 
 type proxyClient struct {
@@ -148,6 +151,16 @@ func (c *proxyClient) Drain(ctx context.Context, in *DrainRequest, opts ...grpc.
 	return out, nil
 }
 
+func (c *proxyClient) SetInSync(ctx context.Context, in *SetInSyncRequest, opts ...grpc.CallOption) (*Namespace, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(Namespace)
+	err := c.cc.Invoke(ctx, Proxy_SetInSync_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // ProxyServer is the server API for Proxy service.
 // All implementations must embed UnimplementedProxyServer
 // for forward compatibility.
@@ -168,6 +181,8 @@ type ProxyServer interface {
 	TouchNamespace(context.Context, *TouchNamespaceRequest) (*Namespace, error)
 	// Leader only.
 	Drain(context.Context, *DrainRequest) (*DrainReply, error)
+	// Leader only. Returns the namespace with its new epoch.
+	SetInSync(context.Context, *SetInSyncRequest) (*Namespace, error)
 	mustEmbedUnimplementedProxyServer()
 }
 
@@ -201,6 +216,9 @@ func (UnimplementedProxyServer) TouchNamespace(context.Context, *TouchNamespaceR
 }
 func (UnimplementedProxyServer) Drain(context.Context, *DrainRequest) (*DrainReply, error) {
 	return nil, status.Errorf(codes.Unimplemented, "method Drain not implemented")
+}
+func (UnimplementedProxyServer) SetInSync(context.Context, *SetInSyncRequest) (*Namespace, error) {
+	return nil, status.Errorf(codes.Unimplemented, "method SetInSync not implemented")
 }
 func (UnimplementedProxyServer) mustEmbedUnimplementedProxyServer() {}
 func (UnimplementedProxyServer) testEmbeddedByValue()               {}
@@ -367,6 +385,24 @@ func _Proxy_Drain_Handler(srv interface{}, ctx context.Context, dec func(interfa
 	return interceptor(ctx, in, info, handler)
 }
 
+func _Proxy_SetInSync_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(SetInSyncRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(ProxyServer).SetInSync(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: Proxy_SetInSync_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(ProxyServer).SetInSync(ctx, req.(*SetInSyncRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // Proxy_ServiceDesc is the grpc.ServiceDesc for Proxy service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -405,6 +441,10 @@ var Proxy_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "Drain",
 			Handler:    _Proxy_Drain_Handler,
+		},
+		{
+			MethodName: "SetInSync",
+			Handler:    _Proxy_SetInSync_Handler,
 		},
 	},
 	Streams:  []grpc.StreamDesc{},

@@ -23,3 +23,8 @@ func (c Config) statsEvery() time.Duration { return 4 * c.HeartbeatInterval }
 
 // livenessTick is how often the leader looks for silent nodes.
 func (c Config) livenessTick() time.Duration { return min(c.SuspectAfter/4, 250*time.Millisecond) }
+
+// lease is how long a storage server may act as a primary after it sent a
+// heartbeat the leader answered: shorter than SuspectAfter, which is itself
+// shorter than DeadAfter, after which another member may become primary.
+func (c Config) lease() time.Duration { return c.SuspectAfter * 9 / 10 }

@@ -43,6 +43,7 @@ func nsToPB(ns model.Namespace, lookup func(uint64) (model.Node, bool)) *pb.Name
 		Options: &pb.NamespaceOptions{Replicas: ns.Replicas, MinReplicas: ns.MinReplicas,
 			TtlSeconds: ns.TTLSeconds},
 		CreatedUnixMs: ns.CreatedMs, TouchedUnixMs: ns.TouchedMs, Epoch: ns.Epoch,
+		InSync: ns.Synced(),
 	}
 	alive := 0
 	for _, id := range ns.Placement {

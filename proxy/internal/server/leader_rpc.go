@@ -49,12 +49,22 @@ func (l *Leader) Heartbeat(req *pb.HeartbeatRequest) (*pb.HeartbeatReply, error)
 	l.nodes.Put(rec, now)
 	l.epoch = epoch
 	reply := &pb.HeartbeatReply{Epoch: epoch, Leader: l.cfg.Advertise, State: nodeState(rec),
-		HeartbeatIntervalMs: uint32(l.cfg.HeartbeatInterval / time.Millisecond)}
-	if dels := l.cat.DeletionsFor(rec.ID); len(dels) > 0 {
-		for _, d := range dels {
-			reply.DeleteNamespaces = append(reply.DeleteNamespaces, d.Name)
+		HeartbeatIntervalMs: uint32(l.cfg.HeartbeatInterval / time.Millisecond),
+		LeaseMs:             uint32(l.cfg.lease() / time.Millisecond)}
+	// Deletions are resent until the node acknowledges them (at-least-once). A
+	// name recreated since with this node in its placement is not deleted there:
+	// the copy belongs to the new namespace, whose primary's repair rewrites it
+	// before the node is in sync; it counts as acknowledged.
+	acks := slices.Clone(req.DeletedNamespaces)
+	for _, d := range l.cat.DeletionsFor(rec.ID) {
+		if ns, ok := l.cat.Get(d.Name); ok && slices.Contains(ns.Placement, rec.ID) {
+			acks = append(acks, d.Name)
+			continue
 		}
-		go l.markDelivered(rec.ID, reply.DeleteNamespaces)
+		reply.DeleteNamespaces = append(reply.DeleteNamespaces, d.Name)
+	}
+	if len(acks) > 0 {
+		go l.markDelivered(rec.ID, acks)
 	}
 	if changed {
 		l.cfg.Logf("node %d (%s) is now %s (epoch %d)", rec.ID, rec.Endpoint, nodeState(rec), epoch)
@@ -129,7 +139,7 @@ func (l *Leader) nsReply(ns nsRecord, err error) (*pb.Namespace, error) {
 	return nsToPB(ns, l.nodes.Get), nil
 }
 
-// markDelivered records that node was told to delete names. Best effort:
+// markDelivered records that node acknowledged deleting names. Best effort:
 // if it cannot be persisted the deletions stay pending and are resent.
 func (l *Leader) markDelivered(node uint64, names []string) {
 	l.wmu.Lock()

@@ -89,9 +89,13 @@ func (l *Leader) repairLocked(now time.Time) {
 	l.epoch = epoch
 	for _, ns := range plans {
 		l.cat.PutNamespace(ns)
-		s := ns.Substitutions[len(ns.Substitutions)-1]
-		l.cfg.Logf("namespace %q: node %d replaced by %d (%s), placement %v, epoch %d",
-			ns.Name, s.Replaced, s.Replacement, s.Reason, ns.Placement, epoch)
+		if k := len(ns.Substitutions); k > 0 && ns.Substitutions[k-1].Epoch == epoch {
+			s := ns.Substitutions[k-1]
+			l.cfg.Logf("namespace %q: node %d replaced by %d (%s), placement %v, in sync %v, epoch %d",
+				ns.Name, s.Replaced, s.Replacement, s.Reason, ns.Placement, ns.InSync, epoch)
+		} else {
+			l.cfg.Logf("namespace %q: in sync %v (placement %v), epoch %d", ns.Name, ns.InSync, ns.Placement, epoch)
+		}
 	}
 }
 

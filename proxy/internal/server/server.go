@@ -187,3 +187,12 @@ func (s *Server) Drain(ctx context.Context, req *pb.DrainRequest) (*pb.DrainRepl
 	}
 	return l.Drain(req)
 }
+
+// SetInSync implements pb.ProxyServer.
+func (s *Server) SetInSync(ctx context.Context, req *pb.SetInSyncRequest) (*pb.Namespace, error) {
+	l, err := s.leader(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return l.SetInSync(req)
+}

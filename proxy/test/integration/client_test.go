@@ -93,6 +93,8 @@ type fakeNode struct {
 	mu      sync.Mutex
 	target  string
 	deleted []string
+	pending []string // deletions applied, acknowledged in the next heartbeat
+	noAck   bool     // never acknowledge deletions (a server that keeps failing them)
 	lastErr error
 	stop    chan struct{}
 	done    chan struct{}
@@ -132,18 +134,23 @@ func (n *fakeNode) loop(clients map[string]pb.ProxyClient) {
 func (n *fakeNode) beat(clients map[string]pb.ProxyClient, i int) {
 	n.mu.Lock()
 	target := n.target
+	acks := slices.Clone(n.pending)
 	n.mu.Unlock()
 	ctx, cancel := context.WithTimeout(context.Background(), 500*time.Millisecond)
 	defer cancel()
 	var tr metadata.MD
 	rep, err := clients[target].Heartbeat(ctx, &pb.HeartbeatRequest{NodeId: n.id,
-		Endpoint: "127.0.0.1:" + strconv.FormatUint(20000+n.id, 10), Capacity: 1 << 30, Free: 1 << 29, Used: 1 << 29, Pools: 1},
-		grpc.Trailer(&tr))
+		Endpoint: "127.0.0.1:" + strconv.FormatUint(20000+n.id, 10), Capacity: 1 << 30, Free: 1 << 29, Used: 1 << 29, Pools: 1,
+		DeletedNamespaces: acks}, grpc.Trailer(&tr))
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	n.lastErr = err
 	if err == nil {
 		n.deleted = append(n.deleted, rep.DeleteNamespaces...)
+		n.pending = nil
+		if !n.noAck {
+			n.pending = slices.Clone(rep.DeleteNamespaces)
+		}
 		return
 	}
 	if l := tr.Get("rpmp-leader"); len(l) > 0 && clients[l[0]] != nil {
@@ -163,7 +170,15 @@ func (n *fakeNode) Stop() {
 	<-n.done
 }
 
-// Deleted returns the namespaces the proxy told this node to delete.
+// SetNoAck makes the node stop acknowledging deletions.
+func (n *fakeNode) SetNoAck(v bool) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	n.noAck = v
+}
+
+// Deleted returns the namespaces the proxy told this node to delete (once per
+// heartbeat reply that named them).
 func (n *fakeNode) Deleted() []string {
 	n.mu.Lock()
 	defer n.mu.Unlock()

@@ -211,10 +211,31 @@ func TestNodeDeathSubstitutionDrainAndDelete(t *testing.T) {
 		t.Fatalf("substitution record %v for placement %v", s, placement(sub))
 	}
 
-	// Drain the other original member: it is substituted too.
+	// The dead member left the in-sync set; the substitute is not in it until
+	// the primary (the surviving original) says it repaired it. A stale epoch
+	// or a caller that is not the primary is refused.
 	drained := sub.Placement[1].NodeId
+	if !slices.Equal(sub.InSync, []uint64{drained}) {
+		t.Fatalf("in sync %v after the substitution; want [%d]", sub.InSync, drained)
+	}
 	ctx, cancel := ctx1s()
 	defer cancel()
+	newcomer := sub.Placement[0].NodeId
+	if _, err := lc.SetInSync(ctx, &pb.SetInSyncRequest{Name: ns.Name, Epoch: sub.Epoch, Primary: newcomer,
+		Node: newcomer, InSync: true}); status.Code(err) != codes.FailedPrecondition {
+		t.Fatalf("SetInSync by a non-primary: %v", err)
+	}
+	if _, err := lc.SetInSync(ctx, &pb.SetInSyncRequest{Name: ns.Name, Epoch: sub.Epoch - 1, Primary: drained,
+		Node: newcomer, InSync: true}); status.Code(err) != codes.FailedPrecondition {
+		t.Fatalf("SetInSync at an old epoch: %v", err)
+	}
+	got, err := lc.SetInSync(ctx, &pb.SetInSyncRequest{Name: ns.Name, Epoch: sub.Epoch, Primary: drained,
+		Node: newcomer, InSync: true})
+	if err != nil || !slices.Equal(got.InSync, []uint64{drained, newcomer}) || got.Epoch <= sub.Epoch {
+		t.Fatalf("SetInSync: %v %v", got, err)
+	}
+
+	// Drain the other original member: it is substituted too.
 	if rep, err := lc.Drain(ctx, &pb.DrainRequest{NodeId: drained}); err != nil || rep.Node.State != pb.NodeState_NODE_STATE_DRAINING {
 		t.Fatalf("drain: %v %v", rep, err)
 	}
@@ -230,6 +251,14 @@ func TestNodeDeathSubstitutionDrainAndDelete(t *testing.T) {
 	if _, _, err := createOn(lc, "spark/app-10/x", 1, 0, 0); err != nil {
 		t.Fatal(err)
 	}
+	// One live holder never acknowledges: the leader keeps resending to it.
+	var silent *fakeNode
+	for _, id := range sub.Placement {
+		if n := nodes[id.NodeId]; id.NodeId != victim && silent == nil {
+			silent = n
+			n.SetNoAck(true)
+		}
+	}
 	del, err := lc.DeleteNamespace(ctx, &pb.DeleteNamespaceRequest{Name: "spark/app-1", Recursive: true})
 	if err != nil || !slices.Equal(del.Deleted, []string{"spark/app-1/broadcast", "spark/app-1/shuffle"}) {
 		t.Fatalf("recursive delete: %v %v", del, err)
@@ -244,6 +273,15 @@ func TestNodeDeathSubstitutionDrainAndDelete(t *testing.T) {
 			}
 		}
 		return true
+	})
+	eventually(t, 3*time.Second, "an unacknowledged deletion is resent", func() bool {
+		k := 0
+		for _, name := range silent.Deleted() {
+			if name == "spark/app-1/shuffle" {
+				k++
+			}
+		}
+		return k >= 3
 	})
 }
 

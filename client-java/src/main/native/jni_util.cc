@@ -80,7 +80,16 @@ bool LoadRefs(JNIEnv* env) {
     if (!(e.cls = GlobalClass(env, e.class_name))) return false;
     if (!(e.ctor = env->GetMethodID(e.cls, kCtor, "(ILjava/lang/String;)V"))) return false;
   }
-  return true;
+  jstring msg = env->NewStringUTF(
+      "librpmp_jni: the call failed, and building its exception failed too (out of memory?)");
+  if (msg == nullptr) return false;
+  jobject fallback = env->NewObject(r.rpmp_exception, r.rpmp_exception_ctor,
+                                    static_cast<jint>(rpmp::StatusCode::kInternal), msg);
+  env->DeleteLocalRef(msg);
+  if (fallback == nullptr) return false;
+  r.unbuildable_exception = static_cast<jthrowable>(env->NewGlobalRef(fallback));
+  env->DeleteLocalRef(fallback);
+  return r.unbuildable_exception != nullptr;
 }
 
 }  // namespace
@@ -105,12 +114,25 @@ jthrowable MakeException(JNIEnv* env, const rpmp::Status& status) {
   return ex;
 }
 
+jthrowable MakeFailure(JNIEnv* env, const rpmp::Status& status) {
+  jthrowable ex = MakeException(env, status);
+  if (ex != nullptr) return ex;
+  ex = env->ExceptionOccurred();
+  if (ex != nullptr) {
+    env->ExceptionClear();
+    return ex;
+  }
+  return static_cast<jthrowable>(env->NewLocalRef(g_refs.unbuildable_exception));
+}
+
 bool ThrowIfError(JNIEnv* env, const rpmp::Status& status) {
   if (status.ok()) return false;
   jthrowable ex = MakeException(env, status);
   if (ex != nullptr) {
     env->Throw(ex);
     env->DeleteLocalRef(ex);
+  } else if (!env->ExceptionCheck()) {
+    env->Throw(g_refs.unbuildable_exception);  // never report a failure as success
   }
   return true;
 }
@@ -182,8 +204,14 @@ rpmp::Callback CompleteJava(JNIEnv* env, jobject async_result, std::function<voi
       std::fprintf(stderr, "librpmp_jni: cannot attach thread to the JVM; result lost\n");
       return;
     }
-    jthrowable ex = status.ok() ? nullptr : MakeException(env, status);
     if (env->ExceptionCheck()) env->ExceptionClear();
+    // A failed call always completes its future exceptionally (MakeFailure never returns
+    // nullptr), even when its exception cannot be built.
+    jthrowable ex = status.ok() ? nullptr : MakeFailure(env, status);
+    if (!status.ok() && ex == nullptr) {
+      std::fprintf(stderr, "librpmp_jni: no exception object for a failed call; result lost\n");
+      return;
+    }
     env->CallVoidMethod(target->get(), g_refs.async_result_on_complete, ex);
     if (env->ExceptionCheck()) {
       env->ExceptionDescribe();  // a bug in AsyncResult; never let it reach librpmp

@@ -21,12 +21,19 @@ struct JavaRefs {
   jmethodID async_result_on_complete;  // io.rpmp.client.AsyncResult.onComplete(Throwable)
   jclass rpmp_exception;
   jmethodID rpmp_exception_ctor;  // (int code, String message)
+  // RpmpException(INTERNAL) made at load time: the failure reported when the exception for
+  // a failed call cannot be built (out of memory), so a failure never reads as success.
+  jthrowable unbuildable_exception;
 };
 const JavaRefs& Refs();
 
 // Builds (without throwing) the Java exception for a non-OK status, chosen by the
 // table in jni_util.cc. Returns nullptr when even that fails (an OOM is then pending).
 jthrowable MakeException(JNIEnv* env, const rpmp::Status& status);
+// MakeException that never returns nullptr: when building fails it clears the pending
+// error and returns it (e.g. the OutOfMemoryError), else the preallocated
+// JavaRefs::unbuildable_exception. For completing futures: a failure stays a failure.
+jthrowable MakeFailure(JNIEnv* env, const rpmp::Status& status);
 // Throws the Java exception for a non-OK status; returns true when one was thrown.
 bool ThrowIfError(JNIEnv* env, const rpmp::Status& status);
 

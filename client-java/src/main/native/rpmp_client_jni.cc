@@ -188,11 +188,9 @@ JNIEXPORT void JNICALL Java_io_rpmp_client_RpmpClient_nativeGetAsync(
   RPMP_JNI_CATCH(env, )
 }
 
-JNIEXPORT jobject JNICALL Java_io_rpmp_client_RpmpClient_nativeGetMeta(JNIEnv* env, jclass,
-                                                                       jlong h, jbyteArray ns,
-                                                                       jbyteArray key) {
-  RPMP_JNI_TRY
-  auto meta = C(h)->GetMeta(ToString(env, ns), ToString(env, key));
+namespace {
+// io.rpmp.client.ObjectMeta for a GetMeta result; nullptr with an exception pending.
+jobject MetaToJava(JNIEnv* env, const rpmp::StatusOr<rpmp::ObjectMeta>& meta) {
   if (ThrowIfError(env, meta.status())) return nullptr;
   const auto& refs = rpmp_jni::Refs();
   jobjectArray records = env->NewObjectArray(static_cast<jsize>(meta->records.size()),
@@ -211,6 +209,14 @@ JNIEXPORT jobject JNICALL Java_io_rpmp_client_RpmpClient_nativeGetMeta(JNIEnv* e
   }
   return env->NewObject(refs.object_meta, refs.object_meta_ctor,
                         static_cast<jlong>(meta->total_length), records);
+}
+}  // namespace
+
+JNIEXPORT jobject JNICALL Java_io_rpmp_client_RpmpClient_nativeGetMeta(JNIEnv* env, jclass,
+                                                                       jlong h, jbyteArray ns,
+                                                                       jbyteArray key) {
+  RPMP_JNI_TRY
+  return MetaToJava(env, C(h)->GetMeta(ToString(env, ns), ToString(env, key)));
   RPMP_JNI_CATCH(env, nullptr)
 }
 
@@ -431,6 +437,16 @@ JNIEXPORT jobjectArray JNICALL Java_io_rpmp_client_RpmpClient_nativeDeleteNamesp
     env->DeleteLocalRef(n);
   }
   return out;
+  RPMP_JNI_CATCH(env, nullptr)
+}
+
+JNIEXPORT jobject JNICALL Java_io_rpmp_client_RpmpClient_nativeGetMetaOnNode(
+    JNIEnv* env, jclass, jlong h, jbyteArray ns, jbyteArray key, jlong node_id) {
+  RPMP_JNI_TRY
+  rpmp::ClusterControl* c = Cluster(env, h);
+  if (c == nullptr) return nullptr;
+  return MetaToJava(env, c->GetMetaOnNode(ToString(env, ns), ToString(env, key),
+                                          static_cast<uint64_t>(node_id)));
   RPMP_JNI_CATCH(env, nullptr)
 }
 

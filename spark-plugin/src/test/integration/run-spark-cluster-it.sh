@@ -16,8 +16,9 @@ here=$(cd "$(dirname "$0")" && pwd)
 repo=$(cd "$here/../../../.." && pwd)
 spark_submit=${SPARK_SUBMIT:-$(command -v spark-submit || true)}
 [[ -x "$spark_submit" ]] || { echo "spark-submit not found (pip install pyspark==4.2.0)"; exit 1; }
-jar="$build_dir/jars/rpmp-spark.jar"
+jar=${RPMP_SPARK_JAR:-$build_dir/jars/rpmp-spark.jar}  # rpmp-spark-3.5.jar for Spark 3.5
 [[ -f "$jar" ]] || { echo "missing $jar (run client-java/build-jars.sh $build_dir)"; exit 2; }
+jar=$(cd "$(dirname "$jar")" && pwd)/$(basename "$jar")  # executors need an absolute path
 for b in rpmp-server rpmpctl; do
   [[ -x "$build_dir/bin/$b" ]] || { echo "missing $build_dir/bin/$b"; exit 2; }
 done
@@ -28,42 +29,10 @@ python_bin=${PYSPARK_PYTHON:-$(dirname "$spark_submit")/python3}
 export PYSPARK_PYTHON="$python_bin" PYSPARK_DRIVER_PYTHON="$python_bin"
 
 work=$(mktemp -d /tmp/rpmp-spark-cluster-it.XXXXXX)
-# local-cluster.sh uses BASE, BASE+1, BASE+10, BASE+11, BASE+20..22: find a free range.
-base=$("$python_bin" - <<'PY'
-import random, socket
-def free(p):
-    s = socket.socket()
-    try:
-        s.bind(("127.0.0.1", p)); return True
-    except OSError:
-        return False
-    finally:
-        s.close()
-for _ in range(200):
-    b = random.randrange(20000, 60000)
-    if all(free(b + o) for o in (0, 1, 10, 11, 20, 21, 22)):
-        print(b); break
-else:
-    raise SystemExit("no free port range")
-PY
-)
-export RPMP_RUN_DIR="$work/cluster" RPMP_BASE_PORT="$base" RPMP_BIN_DIR="$build_dir/bin"
-export RPMP_POOL_SIZE=${RPMP_POOL_SIZE:-1g}
-cluster="$repo/deploy/local-cluster.sh"
-# Stop keeps the cluster's logs in $work/cluster; the pools go.
-cleanup() {
-  "$cluster" stop >/dev/null 2>&1 || true
-  rm -f /dev/shm/rpmp-cluster-"$base"-*.pool
-}
-trap cleanup EXIT
-"$cluster" start > "$work/cluster-start.log" 2>&1 \
-  || { cat "$work/cluster-start.log"; tail -20 "$RPMP_RUN_DIR"/*.log; echo "cluster did not start"; exit 1; }
-proxies=$(grep '^RPMP_PROXIES=' "$work/cluster-start.log" | tail -1 | cut -d= -f2)
-[[ -n "$proxies" ]] || { cat "$work/cluster-start.log"; echo "no RPMP_PROXIES"; exit 1; }
-# The cluster is secured: clients (rpmpctl, the executors' librpmp) need its secret.
-RPMP_SECRET_FILE=$(grep '^RPMP_SECRET_FILE=' "$work/cluster-start.log" | tail -1 | cut -d= -f2)
-[[ -n "$RPMP_SECRET_FILE" ]] || { cat "$work/cluster-start.log"; echo "no RPMP_SECRET_FILE"; exit 1; }
-export RPMP_SECRET_FILE
+# shellcheck source=rpmp-cluster-lib.sh
+source "$here/rpmp-cluster-lib.sh"
+start_rpmp_cluster "$work" "$build_dir" "$repo" "$python_bin"
+proxies=$RPMP_PROXIES
 rpmpctl=("$build_dir/bin/rpmpctl" --proxy "$proxies")
 
 common=(--master "local-cluster[2,1,1024]" --driver-memory 1g
@@ -116,7 +85,7 @@ else bad "no executor was lost mid-reduce"; fi
 if [[ "$kept" == 1 ]]; then ok "executor loss keeps RPMP map outputs (map stage attempts $attempts, no map task rerun)"
 else bad "executor loss made RPMP rerun map work (map stage attempts $attempts)"; fi
 
-# Nothing of the app (nor of any Spark app) left: stop() deleted spark/<appId> recursively.
+# Nothing of the app (nor of any Spark app) left: stop() deleted spark/<appId>-<runId> recursively.
 if left=$("${rpmpctl[@]}" ns ls spark/ 2>&1); then
   if [[ -z "$left" ]]; then ok "no spark/ namespaces left in RPMP"
   else bad "namespaces left in RPMP after the app: $left"; fi

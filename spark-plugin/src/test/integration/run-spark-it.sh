@@ -10,8 +10,9 @@ build_dir=$(cd "${1:?usage: run-spark-it.sh <cmake build dir>}" && pwd)
 here=$(cd "$(dirname "$0")" && pwd)
 spark_submit=${SPARK_SUBMIT:-$(command -v spark-submit || true)}
 [[ -x "$spark_submit" ]] || { echo "spark-submit not found (pip install pyspark==4.2.0)"; exit 2; }
-jar="$build_dir/jars/rpmp-spark.jar"
+jar=${RPMP_SPARK_JAR:-$build_dir/jars/rpmp-spark.jar}  # rpmp-spark-3.5.jar for Spark 3.5
 [[ -f "$jar" ]] || { echo "missing $jar (run client-java/build-jars.sh $build_dir)"; exit 2; }
+jar=$(cd "$(dirname "$jar")" && pwd)/$(basename "$jar")  # executors need an absolute path
 python_bin=${PYSPARK_PYTHON:-$(dirname "$spark_submit")/python3}
 [[ -x "$python_bin" ]] || python_bin=$(command -v python3)
 export PYSPARK_PYTHON="$python_bin" PYSPARK_DRIVER_PYTHON="$python_bin"
@@ -44,7 +45,7 @@ common=(--master "local-cluster[2,1,1024]" --driver-memory 1g
 mkdir "$work/events-rpmp" "$work/events-sort"
 rpmp=(--conf spark.shuffle.manager=io.rpmp.spark.PmofShuffleManager
   --conf "spark.rpmp.server=127.0.0.1:$port" --conf spark.rpmp.fallback=fail
-  --conf spark.rpmp.pushBufferSize=256k
+  --conf spark.rpmp.pushBufferSize=256k --conf spark.rpmp.writer.sortRunSize=256k
   --conf "spark.driver.extraClassPath=$jar" --conf "spark.executor.extraClassPath=$jar")
 
 echo "== RPMP shuffle (server 127.0.0.1:$port)"

@@ -1,6 +1,7 @@
 // Loads librpmp_jni.so once per JVM: from the file named by system property
 // rpmp.jni.library when set, else from the jar resource /native/<platform>/, extracted
-// to a temporary file. librpmp_jni_preload.so (see preload.cc: keeps the JVM's signal
+// to a temporary file that is unlinked right after loading (the mapping stays valid), so
+// a killed JVM leaves nothing in the temporary directory. librpmp_jni_preload.so (see preload.cc: keeps the JVM's signal
 // handlers) is loaded just before it. Called by RpmpClient before any native method.
 package io.rpmp.client;
 
@@ -43,7 +44,7 @@ public final class NativeLoader {
     String preloadResource = "/native/" + platform + "/" + PRELOAD_FILE;
     try (InputStream preload = NativeLoader.class.getResourceAsStream(preloadResource)) {
       if (preload != null) {
-        System.load(extract(preload, "librpmp_jni_preload-").toString());
+        loadAndUnlink(extract(preload, "librpmp_jni_preload-"));
       }
     } catch (IOException e) {
       UnsatisfiedLinkError err =
@@ -58,7 +59,7 @@ public final class NativeLoader {
                 + resource + " is missing); this jar was built for '" + SUPPORTED_PLATFORM
                 + "'");
       }
-      System.load(extract(in, "librpmp_jni-").toString());
+      loadAndUnlink(extract(in, "librpmp_jni-"));
       loaded = true;
     } catch (IOException e) {
       UnsatisfiedLinkError err =
@@ -70,9 +71,22 @@ public final class NativeLoader {
 
   private static Path extract(InputStream in, String prefix) throws IOException {
     Path tmp = Files.createTempFile(prefix, ".so");
-    tmp.toFile().deleteOnExit();
-    Files.copy(in, tmp, StandardCopyOption.REPLACE_EXISTING);
+    try {
+      Files.copy(in, tmp, StandardCopyOption.REPLACE_EXISTING);
+    } catch (IOException e) {
+      Files.deleteIfExists(tmp);
+      throw e;
+    }
     return tmp.toAbsolutePath();
+  }
+
+  /** Loads an extracted library, then unlinks its file whether loading worked or not. */
+  private static void loadAndUnlink(Path lib) throws IOException {
+    try {
+      System.load(lib.toString());
+    } finally {
+      Files.deleteIfExists(lib);
+    }
   }
 
   /** "os-arch" of this JVM in the jar's naming, e.g. linux-x86_64, mac-aarch64. */

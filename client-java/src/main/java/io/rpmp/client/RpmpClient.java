@@ -127,16 +127,24 @@ public final class RpmpClient implements AutoCloseable {
     }
   }
 
+  /**
+   * Frees a buffer of this client. Under the read lock, so close() (write lock) either frees it
+   * itself before or sees it gone: a buffer is never freed after the native client is closed.
+   */
   void release(RpmpBuffer buffer) {
-    if (!liveBuffers.remove(buffer)) {
-      return; // already freed, possibly by close()
-    }
     lock.readLock().lock();
     try {
-      buffer.freeNative();
+      if (liveBuffers.remove(buffer)) {
+        buffer.freeNative(); // else already freed, possibly by close()
+      }
     } finally {
       lock.readLock().unlock();
     }
+  }
+
+  /** Buffers of this client not yet closed (leak checks in tests and metrics). */
+  public int liveBufferCount() {
+    return liveBuffers.size();
   }
 
   /** Copies src's remaining bytes (position unchanged) into a new pool buffer. */
@@ -241,8 +249,8 @@ public final class RpmpClient implements AutoCloseable {
     try {
       nativeWriteBufferAsync(
           h, append, utf8(ns), utf8(key), buf.handle(), buf.size(), tag, result);
-    } catch (RuntimeException e) {
-      result.finish(e);
+    } catch (Throwable t) {
+      failStarted(result, t);
     } finally {
       exit();
     }
@@ -314,8 +322,8 @@ public final class RpmpClient implements AutoCloseable {
     long h = enter();
     try {
       nativeGetAsync(h, utf8(ns), utf8(key), out.handle(), result);
-    } catch (RuntimeException e) {
-      result.finish(e);
+    } catch (Throwable t) {
+      failStarted(result, t);
     } finally {
       exit();
     }
@@ -326,6 +334,20 @@ public final class RpmpClient implements AutoCloseable {
     long h = enter();
     try {
       return nativeGetMeta(h, utf8(ns), utf8(key));
+    } finally {
+      exit();
+    }
+  }
+
+  /**
+   * Cluster clients only: getMeta answered by the replica {@code nodeId} (one of {@link
+   * NamespaceInfo#replicaNodes()}), without failover to another; its records are read from that
+   * replica. FAILED_PRECONDITION for a server-direct client.
+   */
+  public ObjectMeta getMeta(String ns, String key, long nodeId) throws RpmpException {
+    long h = enter();
+    try {
+      return nativeGetMetaOnNode(h, utf8(ns), utf8(key), nodeId);
     } finally {
       exit();
     }
@@ -372,8 +394,8 @@ public final class RpmpClient implements AutoCloseable {
       nativeReadRecordAsync(
           h, r.tag(), r.length(), r.crc(), r.pool(), r.rmaAddr(), r.rmaKey(), r.nodeId(),
           dst.handle(), dstOffset, result);
-    } catch (RuntimeException e) {
-      result.finish(e);
+    } catch (Throwable t) {
+      failStarted(result, t);
     } finally {
       exit();
     }
@@ -638,6 +660,17 @@ public final class RpmpClient implements AutoCloseable {
     callbackExecutor.shutdown();
   }
 
+  /**
+   * An async native threw instead of starting the call (a checked RpmpException too, which
+   * natives may throw undeclared): the future fails with it. Errors are rethrown as well.
+   */
+  private static void failStarted(AsyncResult<?> result, Throwable t) {
+    result.finish(t);
+    if (t instanceof Error) {
+      throw (Error) t;
+    }
+  }
+
   private <T> AsyncResult<T> newResult(Supplier<T> onSuccess, Runnable cleanup) {
     AsyncResult<T> r = new AsyncResult<>(callbackExecutor, onSuccess, cleanup);
     pending.add(r);
@@ -698,6 +731,9 @@ public final class RpmpClient implements AutoCloseable {
       long h, byte[] ns, byte[] key, long buf, AsyncResult<?> result);
 
   private static native ObjectMeta nativeGetMeta(long h, byte[] ns, byte[] key)
+      throws RpmpException;
+
+  private static native ObjectMeta nativeGetMetaOnNode(long h, byte[] ns, byte[] key, long node)
       throws RpmpException;
 
   private static native void nativeReadRecord(

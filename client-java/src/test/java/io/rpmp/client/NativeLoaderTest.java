@@ -1,9 +1,14 @@
-// Unit tests of NativeLoader's platform naming and its error message (no server needed).
+// Unit tests of NativeLoader's platform naming, its error message, and that the libraries
+// it extracts are unlinked once loaded (no server needed).
 package io.rpmp.client;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.stream.Collectors;
 import org.junit.jupiter.api.Test;
 
 class NativeLoaderTest {
@@ -28,5 +33,19 @@ class NativeLoaderTest {
         NativeLoader.class.getResource(NativeLoader.resourceFor(NativeLoader.currentPlatform()))
             != null,
         "native library missing from classpath; was -Drpmp.native.dir set to <build>/lib?");
+  }
+
+  @Test
+  void extractedLibrariesAreUnlinkedOnceLoaded() throws Exception {
+    NativeLoader.load();
+    // Mapped from a temporary file that no longer exists: a killed JVM leaves nothing behind.
+    List<String> mapped =
+        Files.readAllLines(Path.of("/proc/self/maps")).stream()
+            .filter(l -> l.contains("librpmp_jni"))
+            .collect(Collectors.toList());
+    assertTrue(!mapped.isEmpty(), "librpmp_jni not mapped after load()");
+    for (String line : mapped) {
+      assertTrue(line.endsWith("(deleted)"), "extracted library still on disk: " + line);
+    }
   }
 }

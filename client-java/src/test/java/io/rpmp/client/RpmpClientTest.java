@@ -191,4 +191,55 @@ class RpmpClientTest {
     assertThrows(IllegalStateException.class, () -> c.allocateBuffer(1));
     b.close();
   }
+
+  @Test
+  void liveBufferCountFollowsAllocateAndClose() throws Exception {
+    RpmpClient c = RpmpClient.connect(server.address(), RpmpClientOptions.defaults());
+    try {
+      assertEquals(0, c.liveBufferCount());
+      RpmpBuffer a = c.allocateBuffer(100);
+      RpmpBuffer b = c.allocateBuffer(100);
+      assertEquals(2, c.liveBufferCount());
+      a.close();
+      a.close(); // idempotent
+      assertEquals(1, c.liveBufferCount());
+      b.close();
+      assertEquals(0, c.liveBufferCount());
+    } finally {
+      c.close();
+    }
+  }
+
+  @Test
+  void closeDoesNotRaceBufferFrees() throws Exception {
+    // Threads free buffers while the client closes: every buffer is freed exactly once,
+    // before the native client goes (a free after it would touch freed memory).
+    for (int round = 0; round < 20; round++) {
+      RpmpClient c = RpmpClient.connect(server.address(), RpmpClientOptions.defaults());
+      RpmpBuffer[] buffers = new RpmpBuffer[200];
+      for (int i = 0; i < buffers.length; i++) {
+        buffers[i] = c.allocateBuffer(4096);
+      }
+      Thread[] freers = new Thread[4];
+      for (int t = 0; t < freers.length; t++) {
+        final int first = t;
+        freers[t] =
+            new Thread(
+                () -> {
+                  for (int i = first; i < buffers.length; i += freers.length) {
+                    buffers[i].close();
+                  }
+                });
+        freers[t].start();
+      }
+      c.close();
+      for (Thread t : freers) {
+        t.join();
+      }
+      for (RpmpBuffer b : buffers) {
+        assertTrue(b.isClosed());
+      }
+      assertEquals(0, c.liveBufferCount());
+    }
+  }
 }

@@ -1,6 +1,7 @@
 // Reduce side helper: reads a list of RPMP records (one-sided readRecordAsync) in
-// parallel with at most `maxBytesInFlight` bytes requested but not yet consumed, and
-// hands them back in list order. Each returned buffer must be closed by the caller
+// parallel with at most `maxBytesInFlight` bytes of registered buffers (what the client
+// really allocates per read: a power of two, 64 KiB at least) and `maxReqsInFlight`
+// reads requested but not yet consumed, and hands them back in list order. Each returned buffer must be closed by the caller
 // before the next next(). Used only by RpmpShuffleReader (task thread).
 package org.apache.spark.shuffle.rpmp
 
@@ -22,7 +23,8 @@ private[rpmp] class RecordFetcher(
     maxBytesInFlight: Long,
     timeoutMs: Long,
     clients: RpmpClientCache,
-    onWaitNanos: Long => Unit) {
+    onWaitNanos: Long => Unit,
+    maxReqsInFlight: Int = RecordFetcher.DefaultMaxReqsInFlight) {
 
   private val inFlight = mutable.Queue.empty[(RecordToFetch, CompletableFuture[RpmpBuffer])]
   private var nextToIssue = 0
@@ -32,8 +34,10 @@ private[rpmp] class RecordFetcher(
 
   private def issue(): Unit = {
     // Always keep at least one read going, even if one record exceeds the budget.
-    while (nextToIssue < records.size &&
-      (inFlight.isEmpty || bytesInFlight + records(nextToIssue).ref.length <= maxBytesInFlight)) {
+    while (nextToIssue < records.size && (inFlight.isEmpty ||
+        (inFlight.size < maxReqsInFlight &&
+          bytesInFlight + RecordFetcher.bufferBytes(records(nextToIssue).ref.length) <=
+            maxBytesInFlight))) {
       val r = records(nextToIssue)
       nextToIssue += 1
       val future = try {
@@ -42,7 +46,7 @@ private[rpmp] class RecordFetcher(
         case e: Exception => CompletableFuture.failedFuture[RpmpBuffer](e)
       }
       inFlight.enqueue((r, future))
-      bytesInFlight += r.ref.length
+      bytesInFlight += RecordFetcher.bufferBytes(r.ref.length)
     }
   }
 
@@ -57,12 +61,17 @@ private[rpmp] class RecordFetcher(
       case e: ExecutionException =>
         clients.invalidateOn(r.server, e.getCause)
         throw new RecordReadFailure(r, e.getCause)
-      case e: TimeoutException =>
-        throw new RecordReadFailure(r, e)
+      case e: Throwable =>
+        // Timed out or interrupted (task killed): it may still complete; free its buffer then.
+        future.whenComplete((b, _) => if (b != null) b.close())
+        e match {
+          case t: TimeoutException => throw new RecordReadFailure(r, t)
+          case other => throw other
+        }
     } finally {
+      bytesInFlight -= RecordFetcher.bufferBytes(r.ref.length)
       onWaitNanos(System.nanoTime() - start)
     }
-    bytesInFlight -= r.ref.length
     issue()
     (r, buffer)
   }
@@ -75,4 +84,15 @@ private[rpmp] class RecordFetcher(
     }
     nextToIssue = records.size
   }
+}
+
+private[rpmp] object RecordFetcher {
+  val DefaultMaxReqsInFlight = 64
+  /** The client's smallest registered buffer (its pool's size classes are powers of two). */
+  val MinBufferBytes: Long = 64L << 10
+
+  /** Registered bytes a read of `length` bytes holds (librpmp's BufferPool size class). */
+  def bufferBytes(length: Long): Long =
+    if (length <= MinBufferBytes) MinBufferBytes
+    else java.lang.Long.highestOneBit(length - 1) << 1
 }

@@ -64,6 +64,14 @@ private[spark] class RpmpClientCache(conf: RpmpConf, clientName: String) extends
     case _ =>
   }
 
+  /** RpmpBuffers not yet closed over every client of this cache (leak checks). */
+  def liveBuffers: Int = {
+    var n = 0
+    clients.values().forEach(c => n += c.liveBufferCount())
+    retired.forEach(c => n += c.liveBufferCount())
+    n
+  }
+
   def closeAll(): Unit = synchronized {
     clients.values().forEach(c => c.close())
     clients.clear()

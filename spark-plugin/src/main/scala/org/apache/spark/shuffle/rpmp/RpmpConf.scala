@@ -19,6 +19,20 @@ private[spark] object FallbackPolicy extends Enumeration {
   }
 }
 
+/** Which map-side writer a shuffle uses (spark.rpmp.writer.path). */
+private[spark] object WriterPath extends Enumeration {
+  /** sort-based when the serializer relocates records and there is no map-side combine. */
+  val Auto, Sort, Buffers = Value
+
+  def parse(s: String): Value = s.trim.toLowerCase(Locale.ROOT) match {
+    case "auto" => Auto
+    case "sort" => Sort
+    case "buffers" => Buffers
+    case other =>
+      throw new IllegalArgumentException(s"${RpmpConf.WriterPathKey}: '$other' is not auto|sort|buffers")
+  }
+}
+
 /**
  * Parsed spark.rpmp.* settings. Exactly one mode: `proxies` non-empty = cluster mode (through
  * rpmp-proxy; `servers` empty), else server-direct over `servers` (possibly empty = unset).
@@ -34,7 +48,11 @@ private[spark] case class RpmpConf(
     proxies: Seq[String] = Nil,
     replicas: Int = 2,
     ttlSeconds: Long = 24 * 3600,
-    retryForMs: Long = 30000) {
+    retryForMs: Long = 30000,
+    readRetries: Int = 3,
+    readRetryWaitMs: Long = 500,
+    writerPath: WriterPath.Value = WriterPath.Auto,
+    sortRunBytes: Long = Long.MaxValue) {
 
   def clusterMode: Boolean = proxies.nonEmpty
 
@@ -54,6 +72,10 @@ private[spark] object RpmpConf {
   val ReplicasKey = "spark.rpmp.replicas"
   val TtlKey = "spark.rpmp.ttl"
   val RetryForKey = "spark.rpmp.retryFor"
+  val ReadRetriesKey = "spark.rpmp.reader.retries"
+  val ReadRetryWaitKey = "spark.rpmp.reader.retryWait"
+  val WriterPathKey = "spark.rpmp.writer.path"
+  val SortRunSizeKey = "spark.rpmp.writer.sortRunSize"
   /** Environment variable naming the proxies when neither key is set (as for rpmpctl). */
   val ProxiesEnv = "RPMP_PROXIES"
 
@@ -92,6 +114,12 @@ private[spark] object RpmpConf {
     require(maxInFlight > 0, s"$MaxBytesInFlightKey must be positive")
     val maxPushes = conf.getInt(MaxPushesInFlightKey, 8)
     require(maxPushes > 0, s"$MaxPushesInFlightKey must be positive")
+    val readRetries = conf.getInt(ReadRetriesKey, 3)
+    require(readRetries >= 0, s"$ReadRetriesKey must be >= 0")
+    val readRetryWaitMs = conf.getTimeAsMs(ReadRetryWaitKey, "500ms")
+    require(readRetryWaitMs >= 0, s"$ReadRetryWaitKey must be >= 0")
+    val sortRun = conf.getSizeAsBytes(SortRunSizeKey, Long.MaxValue.toString)
+    require(sortRun > 0, s"$SortRunSizeKey must be positive")
     RpmpConf(
       servers = servers,
       provider = conf.get(ProviderKey, "tcp;ofi_rxm"),
@@ -103,13 +131,37 @@ private[spark] object RpmpConf {
       proxies = proxies,
       replicas = replicas,
       ttlSeconds = ttlSeconds,
-      retryForMs = retryForMs)
+      retryForMs = retryForMs,
+      readRetries = readRetries,
+      readRetryWaitMs = readRetryWaitMs,
+      writerPath = WriterPath.parse(conf.get(WriterPathKey, "auto")),
+      sortRunBytes = sortRun)
+  }
+
+  /**
+   * Refuses Spark settings the plugin cannot honour, with what to do instead:
+   *  - spark.shuffle.useOldFetchProtocol=true makes every map attempt's id its partition index,
+   *    so a retried or speculative attempt would share its chunks' tag with the first one;
+   *  - spark.shuffle.push.enabled=true would have Spark push a local data file RPMP never writes.
+   */
+  def checkSparkSettings(conf: SparkConf): Unit = {
+    if (conf.getBoolean("spark.shuffle.useOldFetchProtocol", false)) {
+      throw new IllegalArgumentException("spark.shuffle.useOldFetchProtocol=true is not " +
+        "supported by the RPMP shuffle manager: it makes map ids partition indexes, so " +
+        "attempts of one map could not be told apart. Unset it (it is only for Spark 2.x " +
+        "external shuffle services), or use Spark's own shuffle.")
+    }
+    if (conf.getBoolean("spark.shuffle.push.enabled", false)) {
+      throw new IllegalArgumentException("spark.shuffle.push.enabled=true (push-based " +
+        "shuffle) is not supported by the RPMP shuffle manager: RPMP already stores every map " +
+        "output remotely and writes no local data file to push. Set it to false.")
+    }
   }
 
   /** Splits "host:port"; IllegalArgumentException (naming `key`) when it is not one. */
   def checkHostPort(s: String, key: String = ServerKey): (String, Int) = {
     val i = s.lastIndexOf(':')
-    val port = if (i > 0) s.substring(i + 1).toIntOption else None
+    val port = if (i > 0) scala.util.Try(s.substring(i + 1).toInt).toOption else None
     port match {
       case Some(p) if p > 0 && p < 65536 => (s.substring(0, i), p)
       case _ => throw new IllegalArgumentException(s"$key: '$s' is not HOST:PORT")

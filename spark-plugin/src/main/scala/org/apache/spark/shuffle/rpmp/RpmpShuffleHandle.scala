@@ -7,23 +7,28 @@ import org.apache.spark.ShuffleDependency
 import org.apache.spark.shuffle.BaseShuffleHandle
 
 /**
- * Where a shuffle lives in RPMP. Partition p of the shuffle is the object (namespace, p.toString);
- * each map attempt appends records tagged with its attempt id. Server-direct: on server
- * servers(p % servers.size). Cluster mode (`proxies` non-empty, resolved on the driver so
- * executors need no RPMP_PROXIES): through the proxies, which place the whole namespace.
+ * Where a shuffle lives in RPMP: namespace spark/<appId>-<runId>/<shuffleId>, where runId is
+ * unique per SparkContext (the application attempt id, else a random id the driver minted), so
+ * a second application attempt with the same appId never sees the first one's chunks.
+ * Partition p of the shuffle is the object (namespace, p.toString); each map attempt appends
+ * chunks tagged with its attempt id. Server-direct: on server servers(p % servers.size).
+ * Cluster mode (`proxies` non-empty, resolved on the driver so executors need no
+ * RPMP_PROXIES): through the proxies, which place the whole namespace.
  */
 private[spark] case class RpmpShuffleCoordinates(
     appId: String,
+    runId: String,
     shuffleId: Int,
     numMaps: Int,
     numPartitions: Int,
     servers: Seq[String],
     proxies: Seq[String] = Nil) {
   require(servers.nonEmpty || proxies.nonEmpty, "no RPMP server")
+  require(runId.nonEmpty, "empty runId")
 
   def clusterMode: Boolean = proxies.nonEmpty
 
-  def namespace: String = RpmpShuffleCoordinates.namespace(appId, shuffleId)
+  def namespace: String = RpmpShuffleCoordinates.namespace(appId, runId, shuffleId)
 
   def partitionKey(partitionId: Int): String = partitionId.toString
 
@@ -31,20 +36,14 @@ private[spark] case class RpmpShuffleCoordinates(
   def serverFor(partitionId: Int): String =
     if (clusterMode) RpmpClientCache.clusterEndpoint(proxies)
     else servers(partitionId % servers.size)
-
-  /**
-   * Host and port of the MapStatus location: an address that does not die with an executor
-   * (the first server, or in cluster mode the first proxy).
-   */
-  def locationHostPort: (String, Int) =
-    if (clusterMode) RpmpConf.checkHostPort(proxies.head, RpmpConf.ProxiesKey)
-    else RpmpConf.checkHostPort(servers.head)
 }
 
 private[spark] object RpmpShuffleCoordinates {
-  def appPrefix(appId: String): String = s"spark/$appId"
+  /** The namespace subtree of one SparkContext (run) of application appId. */
+  def appPrefix(appId: String, runId: String): String = s"spark/$appId-$runId"
 
-  def namespace(appId: String, shuffleId: Int): String = s"${appPrefix(appId)}/$shuffleId"
+  def namespace(appId: String, runId: String, shuffleId: Int): String =
+    s"${appPrefix(appId, runId)}/$shuffleId"
 }
 
 private[spark] class RpmpShuffleHandle[K, V, C](

@@ -1,11 +1,15 @@
 // The RPMP shuffle manager (spark.shuffle.manager=io.rpmp.spark.PmofShuffleManager,
 // which is this class under a public name). Driver: registers shuffles as RPMP namespaces
-// spark/<appId>/<shuffleId> and deletes them at unregisterShuffle/stop; in cluster mode
+// spark/<appId>-<runId>/<shuffleId> (runId: the application attempt id, else random per
+// SparkContext) and deletes them at unregisterShuffle/stop; in cluster mode
 // (spark.rpmp.proxies) it creates each namespace with spark.rpmp.replicas copies and
-// spark.rpmp.ttl, and stop() deletes spark/<appId> recursively. Executors: hand
+// spark.rpmp.ttl, and stop() deletes spark/<appId>-<runId> recursively. Executors: hand
 // out RpmpShuffleWriter/Reader over a per-JVM RpmpClientCache. When RPMP cannot be
 // reached at registerShuffle, spark.rpmp.fallback=sort hands that shuffle to Spark's
-// SortShuffleManager (with a WARN), =fail fails it. Instantiated by Spark (SparkEnv).
+// SortShuffleManager (with a WARN), =fail fails it. Refuses settings it cannot honour
+// (spark.shuffle.useOldFetchProtocol, push-based shuffle). The driver touches its live
+// shuffles' namespaces every ttl/3 so a job longer than spark.rpmp.ttl keeps them.
+// Instantiated by Spark (SparkEnv).
 package org.apache.spark.shuffle.rpmp
 
 import java.util.concurrent.ConcurrentHashMap
@@ -26,24 +30,39 @@ class RpmpShuffleManager(conf: SparkConf, isDriver: Boolean)
 
   def this(conf: SparkConf) = this(conf, false)
 
+  RpmpShuffleManager.checkSparkVersion(org.apache.spark.SPARK_VERSION)
+  RpmpConf.checkSparkSettings(conf)
   private val rpmpConf = RpmpConf(conf)
   private val clients = new RpmpClientCache(rpmpConf, if (isDriver) "spark-driver" else "spark")
   private lazy val sortManager = new SortShuffleManager(conf)
   // Driver only: shuffle id -> namespace of shuffles stored in RPMP, deleted at unregister/stop.
   private val registered = new ConcurrentHashMap[Int, RpmpShuffleCoordinates]()
-  // Driver, cluster mode: app ids whose spark/<appId> subtree stop() deletes.
-  private val clusterApps = ConcurrentHashMap.newKeySet[String]()
+  // Driver, cluster mode: (appId, runId) whose spark/<appId>-<runId> subtree stop() deletes.
+  private val clusterApps = ConcurrentHashMap.newKeySet[(String, String)]()
   // Last replica count spark.rpmp.replicas was capped to (WARN only when it changes).
   @volatile private var lastCap = 0
 
-  private def appId: String =
+  /** The application id (the same for every attempt of a YARN application). */
+  protected def applicationId: String =
     SparkContext.getActive.map(_.applicationId).getOrElse(conf.get("spark.app.id", "unknown-app"))
+
+  /** Unique per SparkContext: the application attempt id when Spark has one, else random. */
+  protected def mintRunId(): String =
+    SparkContext.getActive.flatMap(_.applicationAttemptId)
+      .orElse(conf.getOption("spark.app.attempt.id"))
+      .filter(_.nonEmpty)
+      .getOrElse(RpmpShuffleManager.randomRunId())
+
+  // Driver: fixed at the first registerShuffle of this SparkContext.
+  private lazy val appId: String = applicationId
+  private lazy val runId: String = mintRunId()
 
   override def registerShuffle[K, V, C](
       shuffleId: Int,
       dependency: ShuffleDependency[K, V, C]): ShuffleHandle = {
     val coords = RpmpShuffleCoordinates(
       appId = appId,
+      runId = runId,
       shuffleId = shuffleId,
       numMaps = dependency.rdd.getNumPartitions,
       numPartitions = dependency.partitioner.numPartitions,
@@ -57,7 +76,7 @@ class RpmpShuffleManager(conf: SparkConf, isDriver: Boolean)
           s"neither ${RpmpConf.ProxiesKey} nor ${RpmpConf.ServerKey} is set")
       }
       val placement = if (coords.clusterMode) {
-        clusterApps.add(coords.appId)
+        clusterApps.add((coords.appId, coords.runId))
         createNamespace(clients.get(coords.serverFor(0)), coords.namespace)
       } else {
         // Reachability check.
@@ -65,6 +84,7 @@ class RpmpShuffleManager(conf: SparkConf, isDriver: Boolean)
         ""
       }
       registered.put(shuffleId, coords)
+      if (coords.clusterMode) ttlKeeper.start()
       logInfo(s"Shuffle $shuffleId stored in RPMP namespace ${coords.namespace}$placement " +
         s"(${coords.numMaps} maps, ${coords.numPartitions} partitions)")
       new RpmpShuffleHandle(shuffleId, coords, dependency)
@@ -85,7 +105,12 @@ class RpmpShuffleManager(conf: SparkConf, isDriver: Boolean)
       context: TaskContext,
       metrics: ShuffleWriteMetricsReporter): ShuffleWriter[K, V] = handle match {
     case h: RpmpShuffleHandle[K @unchecked, V @unchecked, _] =>
-      new RpmpShuffleWriter(h, mapId, context, metrics, clients, rpmpConf)
+      val sortBased = rpmpConf.writerPath match {
+        case WriterPath.Buffers => false
+        case WriterPath.Sort | WriterPath.Auto => RpmpSortShuffleWriter.canUse(h.dependency)
+      }
+      if (sortBased) new RpmpSortShuffleWriter(h, mapId, context, metrics, clients, rpmpConf)
+      else new RpmpShuffleWriter(h, mapId, context, metrics, clients, rpmpConf)
     case other =>
       sortManager.getWriter(other, mapId, context, metrics)
   }
@@ -165,14 +190,38 @@ class RpmpShuffleManager(conf: SparkConf, isDriver: Boolean)
     }
   }
 
+  /** RpmpBuffers of this JVM's RPMP clients not yet closed (tests assert 0 when idle). */
+  def liveBuffers: Int = clients.liveBuffers
+
   override def shuffleBlockResolver: ShuffleBlockResolver = sortManager.shuffleBlockResolver
 
+  /** Driver, cluster mode: keeps the namespaces of registered shuffles from expiring. */
+  private lazy val ttlKeeper = new NamespaceKeeper(rpmpConf.ttlSeconds, () =>
+    registered.values().forEach { c =>
+      try clients.get(c.serverFor(0)).touchNamespace(c.namespace) catch {
+        case _: io.rpmp.client.RpmpNotFoundException => // nothing written yet or deleted
+        case NonFatal(e) => logWarning(s"Could not touch RPMP namespace ${c.namespace}: $e")
+      }
+    })
+
+  /** Driver: deletes every namespace this SparkContext stored (stop() does it too). */
+  def cleanupApplication(): Unit = cleanupOnStop()
+
   override def stop(): Unit = {
-    // Driver: every shuffle of spark/<appId>/ not yet unregistered goes now; in cluster mode
-    // the whole spark/<appId> subtree (also namespaces a straggling write recreated).
+    ttlKeeper.stop()
+    cleanupOnStop()
+    registered.clear()
+    clients.closeAll()
+    sortManager.stop()
+  }
+
+  /** Deletes what this SparkContext stored (a test subclass skips it to play a crashed driver). */
+  protected def cleanupOnStop(): Unit = {
+    // Driver: every shuffle of spark/<appId>-<runId>/ not yet unregistered goes now; in cluster
+    // mode the whole subtree (also namespaces a straggling write recreated).
     if (rpmpConf.clusterMode) {
-      clusterApps.forEach { app =>
-        val prefix = RpmpShuffleCoordinates.appPrefix(app)
+      clusterApps.forEach { case (app, run) =>
+        val prefix = RpmpShuffleCoordinates.appPrefix(app, run)
         try {
           val deleted = clients.get(RpmpClientCache.clusterEndpoint(rpmpConf.proxies))
             .deleteNamespaces(prefix, true)
@@ -187,8 +236,25 @@ class RpmpShuffleManager(conf: SparkConf, isDriver: Boolean)
     } else {
       registered.values().forEach(c => deleteNamespace(c))
     }
-    registered.clear()
-    clients.closeAll()
-    sortManager.stop()
+  }
+}
+
+private[spark] object RpmpShuffleManager {
+  private val random = new java.security.SecureRandom()
+
+  /** 12 hex digits: a run id for a SparkContext without an application attempt id. */
+  def randomRunId(): String = f"${random.nextLong() & 0xffffffffffffL}%012x"
+
+  /**
+   * Refuses to start on a Spark line this jar was not built for, with a message naming the
+   * right jar (instead of a NoSuchMethodError deep inside a task).
+   */
+  def checkSparkVersion(running: String): Unit = {
+    if (!SparkCompat.runsOn(running)) {
+      val right = if (running.startsWith("3.5.")) "rpmp-spark-3.5.jar" else "rpmp-spark.jar (Spark 4.x)"
+      throw new IllegalStateException(
+        s"${SparkCompat.JarName} is built for Spark ${SparkCompat.SparkLine}.x but this is Spark " +
+          s"$running: put $right on spark.driver.extraClassPath and spark.executor.extraClassPath")
+    }
   }
 }

@@ -1,23 +1,22 @@
 // Reduce task side of an RPMP shuffle: asks Spark's MapOutputTracker which map attempts
-// are valid for its map and partition range, lists each partition's records in RPMP
-// (getMeta), keeps only records tagged with a valid attempt id (retried or speculative
-// attempts never count twice), fetches them with bounded bytes in flight, deserializes
-// them with the shuffle's serializer and applies Spark's aggregator / ExternalSorter.
-// Missing or unreadable data becomes a FetchFailedException so Spark recomputes the map.
-// Created by RpmpShuffleManager.getReader.
+// are valid for its map and partition range (with their MapStatus sizes), reads their
+// chunks through a ValidatedRecordIterator (only chunks tagged with a valid attempt; each
+// output proven whole - chunks 0..LAST, byte counts agreeing with the MapStatus - or read
+// again, then FetchFailedException naming the map) and applies Spark's aggregator /
+// ExternalSorter. A task completion listener frees every buffer on any path (early end
+// such as LIMIT, kill, failure). Created by RpmpShuffleManager.getReader.
 package org.apache.spark.shuffle.rpmp
 
-import java.io.{InputStream, IOException}
+import java.io.InputStream
 import java.nio.ByteBuffer
 
 import scala.collection.mutable
 
-import io.rpmp.client.{RpmpBuffer, RpmpNotFoundException}
-
 import org.apache.spark.{Aggregator, InterruptibleIterator, MapOutputTracker, SparkEnv, TaskContext}
 import org.apache.spark.internal.Logging
-import org.apache.spark.shuffle.{FetchFailedException, ShuffleReader, ShuffleReadMetricsReporter}
-import org.apache.spark.storage.{BlockManagerId, ShuffleBlockId}
+import org.apache.spark.internal.config
+import org.apache.spark.shuffle.{ShuffleReader, ShuffleReadMetricsReporter}
+import org.apache.spark.storage.ShuffleBlockId
 import org.apache.spark.util.CompletionIterator
 import org.apache.spark.util.collection.ExternalSorter
 
@@ -54,106 +53,44 @@ private[spark] class RpmpShuffleReader[K, C](
     readMetrics: ShuffleReadMetricsReporter,
     clients: RpmpClientCache,
     conf: RpmpConf,
-    mapOutputTracker: MapOutputTracker = SparkEnv.get.mapOutputTracker)
+    mapOutputTracker: MapOutputTracker = SparkEnv.get.mapOutputTracker,
+    beforeRetry: Int => Unit = _ => ()) // tests: runs before each re-read round
   extends ShuffleReader[K, C] with Logging {
 
   private val dep = handle.dependency
   private val coords = handle.coordinates
 
-  /** A map attempt whose output Spark considers valid. */
-  private case class ValidAttempt(mapId: Long, mapIndex: Int, location: BlockManagerId)
-
-  /** partition -> valid attempts with (non-empty) output for it. */
-  private def validAttempts(): Map[Int, Seq[ValidAttempt]] = {
-    val byPartition = mutable.Map.empty[Int, mutable.ArrayBuffer[ValidAttempt]]
+  /** partition -> the valid attempts with output (non-zero MapStatus size) for it. */
+  private def expectedOutputs(): Map[Int, Seq[ExpectedOutput]] = {
+    val byPartition = mutable.Map.empty[Int, mutable.ArrayBuffer[ExpectedOutput]]
     mapOutputTracker
       .getMapSizesByExecutorId(
         coords.shuffleId, startMapIndex, endMapIndex, startPartition, endPartition)
       .foreach { case (location, blocks) =>
         blocks.foreach {
-          case (ShuffleBlockId(_, mapId, reduceId), _, mapIndex) =>
+          case (ShuffleBlockId(_, mapId, reduceId), size, mapIndex) =>
             byPartition.getOrElseUpdate(reduceId, mutable.ArrayBuffer.empty) +=
-              ValidAttempt(mapId, mapIndex, location)
+              ExpectedOutput(reduceId, mapId, mapIndex, location, size)
           case (other, _, _) =>
             throw new IllegalStateException(s"unexpected block $other in an RPMP shuffle")
         }
       }
-    byPartition.view.mapValues(_.toSeq).toMap
-  }
-
-  private def fetchFailed(a: ValidAttempt, partition: Int, msg: String, cause: Throwable) =
-    new FetchFailedException(
-      a.location, coords.shuffleId, a.mapId, a.mapIndex, partition, msg, cause)
-
-  /** The records to read, in partition order, only from valid attempts. */
-  private def recordsToFetch(attempts: Map[Int, Seq[ValidAttempt]]): IndexedSeq[RecordToFetch] = {
-    val out = mutable.ArrayBuffer.empty[RecordToFetch]
-    for (partition <- attempts.keys.toSeq.sorted) {
-      val expected = attempts(partition)
-      val server = coords.serverFor(partition)
-      val meta = try {
-        clients.get(server).getMeta(coords.namespace, coords.partitionKey(partition))
-      } catch {
-        case e: RpmpNotFoundException =>
-          throw fetchFailed(expected.head, partition,
-            s"RPMP has no data for shuffle ${coords.shuffleId} partition $partition", e)
-        case e: IOException =>
-          clients.invalidateOn(server, e)
-          throw fetchFailed(expected.head, partition,
-            s"RPMP getMeta of partition $partition on $server failed: $e", e)
-      }
-      val wanted = expected.map(_.mapId).toSet
-      val kept = meta.records().toArray(new Array[io.rpmp.client.RecordRef](0))
-        .filter(r => wanted.contains(r.tag()))
-      val seen = kept.map(_.tag()).toSet
-      expected.find(a => !seen.contains(a.mapId)).foreach { missing =>
-        throw fetchFailed(missing, partition,
-          s"RPMP has no records of map attempt ${missing.mapId} in partition $partition", null)
-      }
-      kept.foreach(r => out += RecordToFetch(partition, server, r))
-    }
-    out.toIndexedSeq
+    byPartition.map { case (p, attempts) => p -> attempts.toSeq }.toMap
   }
 
   override def read(): Iterator[Product2[K, C]] = {
-    val attempts = validAttempts()
-    val records = recordsToFetch(attempts)
-    val fetcher = new RecordFetcher(records, conf.maxBytesInFlight, conf.callTimeoutMs, clients,
-      waitNanos => readMetrics.incFetchWaitTime(waitNanos / 1000000))
-    context.addTaskCompletionListener[Unit](_ => fetcher.close())
-
-    val serializerInstance = dep.serializer.newInstance()
-    val serializerManager = SparkEnv.get.serializerManager
-
-    // One RPMP record = one self-contained serialized (compressed) chunk.
-    val chunks: Iterator[(RecordToFetch, RpmpBuffer)] = new Iterator[(RecordToFetch, RpmpBuffer)] {
-      override def hasNext: Boolean = fetcher.hasNext
-
-      override def next(): (RecordToFetch, RpmpBuffer) = {
-        try fetcher.next()
-        catch {
-          case e: RecordReadFailure =>
-            val r = e.record
-            val attempt = attempts(r.partition).find(_.mapId == r.ref.tag).get
-            throw fetchFailed(attempt, r.partition, e.getMessage, e.getCause)
-        }
-      }
-    }
-
-    val recordIter: Iterator[(Any, Any)] = chunks.flatMap { case (r, buffer) =>
-      readMetrics.incRemoteBytesRead(r.ref.length)
-      readMetrics.incRemoteBlocksFetched(1)
-      val blockId = ShuffleBlockId(coords.shuffleId, r.ref.tag, r.partition)
-      val in = serializerManager.wrapStream(blockId, new ByteBufferStream(buffer.contents()))
-      val kv = serializerInstance.deserializeStream(in).asKeyValueIterator
-      CompletionIterator[(Any, Any), Iterator[(Any, Any)]](kv, {
-        in.close()
-        buffer.close()
-      })
-    }
+    val expected = expectedOutputs()
+    // MapStatus.apply makes a CompressedMapStatus (sizes exact up to its log encoding) up to
+    // this many partitions, a HighlyCompressedMapStatus (averages) above.
+    val exactSizes = dep.partitioner.numPartitions <=
+      SparkEnv.get.conf.get(config.SHUFFLE_MIN_NUM_PARTS_TO_HIGHLY_COMPRESS)
+    val records = new ValidatedRecordIterator(coords, expected, new ChunkLedger(exactSizes),
+      clients, conf, SparkEnv.get.serializerManager, dep.serializer.newInstance(), readMetrics,
+      beforeRetry)
+    context.addTaskCompletionListener[Unit](_ => records.close())
 
     val metricIter = CompletionIterator[(Any, Any), Iterator[(Any, Any)]](
-      recordIter.map { record =>
+      records.map { record =>
         readMetrics.incRecordsRead(1)
         record
       },

@@ -1,8 +1,11 @@
 // Map task side of an RPMP shuffle: partitions the records, serializes them into
 // PartitionBuffers and appends every full buffer to RPMP object <partitionId> of the
-// shuffle's namespace, tagged with this map attempt's id. stop(true) waits for all
-// appends and reports exact per-partition sizes in a MapStatus whose location is the
-// RPMP server (it does not die with this executor). Created by RpmpShuffleManager.getWriter.
+// shuffle's namespace, tagged with this map attempt's id, as one chunk (ShuffleChunk:
+// header stamped in place with seq, cumulative data bytes and LAST on the final chunk).
+// stop(true) waits for all appends and reports each partition's data bytes in a MapStatus
+// whose location is synthetic (it does not die with this executor), with Spark's
+// order-independent row checksum of the input records (dep.rowBasedChecksums, Spark 4.1+)
+// so Spark can tell a non-deterministic rerun. Created by RpmpShuffleManager.getWriter.
 package org.apache.spark.shuffle.rpmp
 
 import java.io.{IOException, OutputStream}
@@ -29,10 +32,15 @@ private[spark] class RpmpShuffleWriter[K, V, C](
   private val dep = handle.dependency
   private val coords = handle.coordinates
   private val numPartitions = dep.partitioner.numPartitions
+  // Data bytes (chunk headers excluded) pushed per partition: the MapStatus sizes.
   private val partitionLengths = new Array[Long](numPartitions)
+  private val nextSeq = new Array[Int](numPartitions)
+  private val sawLast = new Array[Boolean](numPartitions)
   private val serializerInstance = dep.serializer.newInstance()
   private val serializerManager = SparkEnv.get.serializerManager
   private val pending = mutable.Queue.empty[(Int, CompletableFuture[Void])]
+  // One per partition when Spark asks for row checksums (SQL shuffles, Spark 4.1+), else empty.
+  private val rowChecksums: Option[RowChecksums] = SparkCompat.rowChecksums(dep)
   private var buffers: PartitionBuffers = _
   private var stopping = false
 
@@ -41,9 +49,17 @@ private[spark] class RpmpShuffleWriter[K, V, C](
     serializerInstance.serializeStream(serializerManager.wrapStream(blockId, sink))
   }
 
-  /** Appends one chunk (copied into registered memory before returning). */
-  private def push(partition: Int, bytes: Array[Byte], length: Int): Unit = {
+  /**
+   * Stamps the chunk header into bytes[0, 32) and appends bytes[0, length) as one chunk
+   * (copied into registered memory before returning). `last`: the partition's final chunk.
+   */
+  private def push(partition: Int, bytes: Array[Byte], length: Int, last: Boolean): Unit = {
     val start = System.nanoTime()
+    require(!sawLast(partition), s"partition $partition pushed after its LAST chunk")
+    val dataLength = length - ShuffleChunk.HeaderSize
+    require(dataLength >= 0, s"chunk of $length bytes has no header")
+    val cumulative = partitionLengths(partition) + dataLength
+    ShuffleChunk.writeHeader(bytes, partition, nextSeq(partition), cumulative, mapId, last)
     while (pending.size >= conf.maxPushesInFlight) awaitOldest()
     val server = coords.serverFor(partition)
     val future = try {
@@ -55,8 +71,10 @@ private[spark] class RpmpShuffleWriter[K, V, C](
         throw e
     }
     pending.enqueue((partition, future))
-    partitionLengths(partition) += length
-    metrics.incBytesWritten(length)
+    nextSeq(partition) += 1
+    sawLast(partition) = last
+    partitionLengths(partition) = cumulative
+    metrics.incBytesWritten(dataLength)
     metrics.incWriteTime(System.nanoTime() - start)
   }
 
@@ -79,17 +97,22 @@ private[spark] class RpmpShuffleWriter[K, V, C](
     buffers = new PartitionBuffers(
       context.taskMemoryManager(), numPartitions, conf.pushBufferSize, openStream, push)
     val partitioner = dep.partitioner
+    // Like Spark's writers: the checksum covers the input records, before map-side combine.
+    val input = RowChecksums.tap(records, rowChecksums, partitioner.getPartition)
     val iter: Iterator[Product2[Any, Any]] = if (dep.mapSideCombine) {
-      dep.aggregator.get.combineValuesByKey(records, context)
+      dep.aggregator.get.combineValuesByKey(input, context)
     } else {
-      records
+      input
     }
     while (iter.hasNext) {
       val record = iter.next()
       buffers.write(partitioner.getPartition(record._1), record._1, record._2)
       metrics.incRecordsWritten(1)
     }
-    buffers.flushAll()
+    buffers.finish()
+    for (p <- 0 until numPartitions if nextSeq(p) > 0 && !sawLast(p)) {
+      throw new IllegalStateException(s"partition $p of map $mapId has no LAST chunk")
+    }
     val start = System.nanoTime()
     while (pending.nonEmpty) awaitOldest()
     metrics.incWriteTime(System.nanoTime() - start)
@@ -100,7 +123,8 @@ private[spark] class RpmpShuffleWriter[K, V, C](
     stopping = true
     try {
       if (success) {
-        Some(MapStatus(RpmpShuffleWriter.location(coords, mapId), partitionLengths, mapId))
+        Some(MapStatuses(RpmpShuffleWriter.location(coords, mapId), partitionLengths, mapId,
+          rowChecksums.map(_.aggregated).getOrElse(0L)))
       } else {
         None // what this attempt appended is ignored: its id is in no MapStatus
       }
@@ -114,18 +138,18 @@ private[spark] class RpmpShuffleWriter[K, V, C](
 }
 
 private[spark] object RpmpShuffleWriter {
+  /** Host of every RPMP MapStatus location: no executor, worker or RPMP node has it. */
+  val SyntheticHost = "rpmp-shuffle.invalid"
+
   /**
-   * The MapStatus location of a map output stored in RPMP. The host and port are the RPMP server's
-   * (the data lives there); the executor id names the shuffle, "rpmp-shuffle-<shuffleId>", and no
-   * real executor, so that
-   *  - losing an executor never unregisters RPMP outputs (the DAGScheduler removes outputs by the
-   *    lost executor's id, or by a lost Standalone worker's host), and
+   * The MapStatus location of a map output stored in RPMP: executor id
+   * "rpmp-shuffle-<shuffleId>" and host SyntheticHost, which name no real executor or host, so
+   *  - losing an executor (removal by executor id) or a Standalone worker or host (removal by
+   *    host) never unregisters RPMP outputs, and reduce tasks get no false locality;
    *  - a FetchFailed (data missing in RPMP) makes the DAGScheduler drop every output of this one
    *    shuffle (it removes all outputs of the failing location's executor id), so the map stage
    *    is recomputed in one go rather than one map per stage attempt.
    */
-  def location(coords: RpmpShuffleCoordinates, mapId: Long): BlockManagerId = {
-    val (host, port) = coords.locationHostPort
-    BlockManagerId(s"rpmp-shuffle-${coords.shuffleId}", host, port)
-  }
+  def location(coords: RpmpShuffleCoordinates, mapId: Long): BlockManagerId =
+    BlockManagerId(s"rpmp-shuffle-${coords.shuffleId}", SyntheticHost, 1)
 }

@@ -2,7 +2,8 @@
 // (spark.rpmp.proxies) against a real local RPMP cluster (TestRpmpCluster: etcd + 2
 // rpmp-proxy + 3 rpmp-server): results equal plain Scala; each shuffle is a namespace with
 // spark.rpmp.replicas (capped at the live node count) and spark.rpmp.ttl; stop() deletes
-// spark/<appId> recursively. Skipped when etcd or rpmp-proxy is missing.
+// spark/<appId>-<runId> recursively; a job longer than the ttl keeps its shuffle. Fails when
+// etcd or rpmp-proxy is missing.
 package org.apache.spark.shuffle.rpmp
 
 import java.time.Duration
@@ -10,7 +11,6 @@ import java.time.Duration
 import io.rpmp.client.{RpmpClient, RpmpClientOptions, RpmpNotFoundException}
 import org.junit.jupiter.api.{AfterAll, BeforeAll, Test, TestInstance}
 import org.junit.jupiter.api.Assertions._
-import org.junit.jupiter.api.Assumptions.assumeTrue
 import org.junit.jupiter.api.TestInstance.Lifecycle
 
 import org.apache.spark.{ShuffleDependency, SparkConf, SparkContext}
@@ -23,7 +23,7 @@ class PmofShuffleClusterTest {
 
   @BeforeAll
   def startCluster(): Unit = {
-    assumeTrue(TestRpmpCluster.available,
+    assertTrue(TestRpmpCluster.available,
       s"needs ${TestRpmpCluster.etcd} and rpmp-proxy/rpmpctl in ${TestRpmpCluster.binDir}")
     cluster = TestRpmpCluster.start(3)
     client = RpmpClient.connectCluster(cluster.proxyList,
@@ -54,6 +54,8 @@ class PmofShuffleClusterTest {
   private def shuffleId(rdd: RDD[_]): Int =
     rdd.dependencies.head.asInstanceOf[ShuffleDependency[_, _, _]].shuffleId
 
+  private def namespaceOf(rdd: RDD[_]): String = TestShuffles.namespaceOf(rdd)
+
   @Test
   def jobsMatchPlainScalaAndStopDeletesTheApp(): Unit = {
     var app: String = null
@@ -70,7 +72,7 @@ class PmofShuffleClusterTest {
       val sorted = data(sc).map { case (k, v) => (v, k) }.sortByKey(numPartitions = 4).keys.collect()
       assertEquals(expected.map(_._2).sorted, sorted.toSeq)
 
-      ns = RpmpShuffleCoordinates.namespace(app, shuffleId(reducedRdd))
+      ns = namespaceOf(reducedRdd)
       val info = client.describeNamespace(ns)
       assertEquals(2, info.replicas())
       assertEquals(2, info.replicaNodes().size())
@@ -78,8 +80,8 @@ class PmofShuffleClusterTest {
       assertFalse(client.list(ns).isEmpty, s"nothing stored in $ns")
     } finally sc.stop()
     assertThrows(classOf[RpmpNotFoundException], () => client.describeNamespace(ns))
-    // Nothing under spark/<appId> left to delete.
-    assertThrows(classOf[RpmpNotFoundException], () => client.deleteNamespaces(s"spark/$app", true))
+    // Nothing under spark/<appId>-<runId> left to delete.
+    assertThrows(classOf[RpmpNotFoundException], () => client.deleteNamespaces(ns.substring(0, ns.lastIndexOf('/')), true))
   }
 
   @Test
@@ -89,8 +91,27 @@ class PmofShuffleClusterTest {
       val rdd = data(sc).mapValues(_ => 1).reduceByKey(_ + _, 2)
       assertEquals(997, rdd.count())
       val info = client.describeNamespace(
-        RpmpShuffleCoordinates.namespace(sc.applicationId, shuffleId(rdd)))
+        namespaceOf(rdd))
       assertEquals(3, info.replicas(), info.toString)
+    } finally sc.stop()
+  }
+
+  @Test
+  def aJobLongerThanTheTtlKeepsItsShuffle(): Unit = {
+    val sc = new SparkContext(sparkConf().set(RpmpConf.TtlKey, "2s"))
+    try {
+      val rdd = data(sc).mapValues(_ => 1).reduceByKey(_ + _, 2)
+      assertEquals(997, rdd.count())
+      val ns = namespaceOf(rdd)
+      // Three ttls (the proxy checks every 300 ms): untouched, the namespace would be gone.
+      val until = System.nanoTime() + 6L * 1000000000L
+      while (System.nanoTime() < until) {
+        assertEquals(ns, client.describeNamespace(ns).name(), "namespace expired mid-job")
+        Thread.sleep(200)
+      }
+      // The second job reuses the map outputs (its map stage is skipped) and reads them.
+      assertEquals(expected.groupBy(_._1).map { case (k, v) => k -> v.size },
+        rdd.collect().toMap)
     } finally sc.stop()
   }
 }

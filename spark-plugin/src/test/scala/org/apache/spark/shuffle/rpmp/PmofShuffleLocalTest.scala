@@ -1,7 +1,8 @@
 // Runs real Spark jobs (local[2]) through io.rpmp.spark.PmofShuffleManager against a
 // real rpmp-server: groupByKey / reduceByKey / sortByKey results, records of foreign
 // attempts ignored, lost data recomputed through FetchFailed, namespaces deleted at stop,
-// and the sort fallback when RPMP is unreachable.
+// the sort fallback when RPMP is unreachable, and no RpmpBuffer left after a LIMIT-like
+// early end or a killed reduce task (as when a speculative copy wins).
 package org.apache.spark.shuffle.rpmp
 
 import java.time.Duration
@@ -11,8 +12,9 @@ import org.junit.jupiter.api.{AfterAll, BeforeAll, Test, TestInstance}
 import org.junit.jupiter.api.Assertions._
 import org.junit.jupiter.api.TestInstance.Lifecycle
 
-import org.apache.spark.{ShuffleDependency, SparkConf, SparkContext}
+import org.apache.spark.{ShuffleDependency, SparkConf, SparkContext, SparkEnv, TaskContext}
 import org.apache.spark.rdd.RDD
+import org.apache.spark.scheduler.{SparkListener, SparkListenerTaskEnd, SparkListenerTaskStart}
 
 @TestInstance(Lifecycle.PER_CLASS)
 class PmofShuffleLocalTest {
@@ -55,6 +57,8 @@ class PmofShuffleLocalTest {
   private def shuffleId(rdd: RDD[_]): Int =
     rdd.dependencies.head.asInstanceOf[ShuffleDependency[_, _, _]].shuffleId
 
+  private def namespaceOf(rdd: RDD[_]): String = TestShuffles.namespaceOf(rdd)
+
   @Test
   def groupReduceAndSortMatchPlainScala(): Unit = withSpark(sparkConf(server.address)) { sc =>
     val grouped = data(sc).groupByKey(5).mapValues(_.toSeq.sorted).collect().toMap
@@ -75,7 +79,7 @@ class PmofShuffleLocalTest {
       // Commutative reduce: the result must not depend on the order records arrive in.
       val shuffled = data(sc).mapValues(_.length.toLong).reduceByKey(_ + _, 4)
       val first = shuffled.collect().toMap
-      val ns = RpmpShuffleCoordinates.namespace(sc.applicationId, shuffleId(shuffled))
+      val ns = namespaceOf(shuffled)
       assertTrue(client.list(ns).size() > 0, s"nothing stored in $ns")
 
       // A record of an attempt Spark does not know (e.g. a failed speculative copy): ignored.
@@ -93,7 +97,7 @@ class PmofShuffleLocalTest {
     withSpark(sparkConf(server.address)) { sc =>
       val shuffled = data(sc).groupByKey(2)
       shuffled.count()
-      ns = RpmpShuffleCoordinates.namespace(sc.applicationId, shuffleId(shuffled))
+      ns = namespaceOf(shuffled)
       assertFalse(client.list(ns).isEmpty)
     }
     val left = try client.list(ns).size() catch { case _: RpmpNotFoundException => 0 }
@@ -111,5 +115,67 @@ class PmofShuffleLocalTest {
       sc =>
         assertThrows(classOf[IllegalStateException], () => data(sc).groupByKey().count())
     }
+  }
+
+  private def liveBuffers: Int = SparkEnv.get.shuffleManager.asInstanceOf[RpmpShuffleManager].liveBuffers
+
+  @Test
+  def earlyEndAndKilledTasksLeaveNoBuffer(): Unit = withSpark(sparkConf(server.address)) { sc =>
+    val shuffled = data(sc).groupByKey(4)
+    // LIMIT-like: take(1) ends reduce task 0 after its first record.
+    assertEquals(1, shuffled.take(1).length)
+    assertEquals(0, liveBuffers, "RpmpBuffers left after take(1)")
+
+    // A reduce task killed mid-read (Spark kills the losing copy of a speculative pair so).
+    @volatile var victim = -1L
+    @volatile var killedEnds = 0
+    sc.addSparkListener(new SparkListener {
+      override def onTaskStart(e: SparkListenerTaskStart): Unit =
+        // Only the reduce stage runs (the map outputs exist already).
+        if (e.taskInfo.index == 0 && e.taskInfo.attemptNumber == 0 && victim < 0) {
+          victim = e.taskInfo.taskId
+        }
+      override def onTaskEnd(e: SparkListenerTaskEnd): Unit =
+        if (e.taskInfo.taskId == victim && e.reason.isInstanceOf[org.apache.spark.TaskKilled]) {
+          killedEnds += 1
+        }
+    })
+    val counted = shuffled.mapPartitionsWithIndex { (i, it) =>
+      val ctx = TaskContext.get()
+      val first = it.next() // a chunk buffer is now being read
+      if (i == 0 && ctx.attemptNumber() == 0) {
+        val deadline = System.nanoTime() + 60L * 1000000000L
+        while (!ctx.isInterrupted() && System.nanoTime() < deadline) Thread.sleep(5)
+        ctx.killTaskIfInterrupted()
+        throw new IllegalStateException("victim task was not killed within 60 s")
+      }
+      Iterator(1 + it.size)
+    }
+    val job = new Thread(() => counted.collect())
+    job.start()
+    val deadline = System.nanoTime() + 60L * 1000000000L
+    while (victim < 0 && System.nanoTime() < deadline) Thread.sleep(10)
+    assertTrue(victim >= 0, "reduce task 0 never started")
+    while (!sc.killTaskAttempt(victim, interruptThread = true, "test: speculative copy won") &&
+      System.nanoTime() < deadline) Thread.sleep(10)
+    job.join(120000)
+    assertFalse(job.isAlive, "job did not finish after the kill")
+    sc.listenerBus.waitUntilEmpty()
+    assertEquals(1, killedEnds, "the reduce task was not killed")
+    assertEquals(0, liveBuffers, "RpmpBuffers left after a killed reduce task")
+  }
+
+  @Test
+  def shuffleDataIOReportsReliableStorageAndCleansUp(): Unit = withSpark(sparkConf(server.address)
+      .set("spark.shuffle.sort.io.plugin.class", "io.rpmp.spark.RpmpShuffleDataIO")) { sc =>
+    assertTrue(sc.shuffleDriverComponents.supportsReliableStorage())
+    val shuffled = data(sc).groupByKey(3)
+    assertEquals(997L, shuffled.count())
+    val ns = namespaceOf(shuffled)
+    assertFalse(client.list(ns).isEmpty)
+    // What Spark's ContextCleaner calls once the shuffle is no longer referenced.
+    sc.shuffleDriverComponents.removeShuffle(shuffleId(shuffled), true)
+    val left = try client.list(ns).size() catch { case _: RpmpNotFoundException => 0 }
+    assertEquals(0, left, s"$ns survived removeShuffle")
   }
 }

@@ -45,15 +45,15 @@ class RpmpConfTest {
 
   @Test
   def clusterCoordinates(): Unit = {
-    val c = RpmpShuffleCoordinates("app", 3, 10, 5, Nil, Seq("p1:7410", "p2:7411"))
+    val c = RpmpShuffleCoordinates("app", "2", 3, 10, 5, Nil, Seq("p1:7410", "p2:7411"))
     assertTrue(c.clusterMode)
     assertEquals("cluster:p1:7410,p2:7411", c.serverFor(0))
     assertEquals(c.serverFor(0), c.serverFor(4))
-    assertEquals(("p1", 7410), c.locationHostPort)
+    // The location is synthetic: neither a proxy's, a server's nor an executor's host.
     val loc = RpmpShuffleWriter.location(c, 17L)
     assertEquals("rpmp-shuffle-3", loc.executorId)
-    assertEquals("p1", loc.host)
-    assertEquals(7410, loc.port)
+    assertEquals(RpmpShuffleWriter.SyntheticHost, loc.host)
+    assertTrue(loc.host.endsWith(".invalid"))
   }
 
   @Test
@@ -93,10 +93,36 @@ class RpmpConfTest {
 
   @Test
   def placesPartitionsOnServers(): Unit = {
-    val c = RpmpShuffleCoordinates("app", 3, 10, 5, Seq("a:1", "b:2"))
-    assertEquals("spark/app/3", c.namespace)
+    val c = RpmpShuffleCoordinates("app", "run7", 3, 10, 5, Seq("a:1", "b:2"))
+    assertEquals("spark/app-run7/3", c.namespace)
+    // Two runs (application attempts) of one appId never share a namespace.
+    assertNotEquals(c.namespace, c.copy(runId = "run8").namespace)
+    assertThrows(classOf[IllegalArgumentException], () => c.copy(runId = ""))
     assertEquals("a:1", c.serverFor(0))
     assertEquals("b:2", c.serverFor(3))
     assertEquals("4", c.partitionKey(4))
+  }
+
+  @Test
+  def refusesSettingsItCannotHonour(): Unit = {
+    val old = assertThrows(classOf[IllegalArgumentException], () => RpmpConf.checkSparkSettings(
+      new SparkConf(false).set("spark.shuffle.useOldFetchProtocol", "true")))
+    assertTrue(old.getMessage.contains("spark.shuffle.useOldFetchProtocol"), old.getMessage)
+    val push = assertThrows(classOf[IllegalArgumentException], () => RpmpConf.checkSparkSettings(
+      new SparkConf(false).set("spark.shuffle.push.enabled", "true")))
+    assertTrue(push.getMessage.contains("spark.shuffle.push.enabled"), push.getMessage)
+    // The manager refuses them at construction, before any shuffle.
+    assertThrows(classOf[IllegalArgumentException], () => new RpmpShuffleManager(
+      new SparkConf(false).set(RpmpConf.ServerKey, "h:1")
+        .set("spark.shuffle.useOldFetchProtocol", "true"), true))
+    RpmpConf.checkSparkSettings(new SparkConf(false)
+      .set("spark.shuffle.useOldFetchProtocol", "false").set("spark.shuffle.push.enabled", "false"))
+  }
+
+  @Test
+  def namespaceKeeperPeriodIsAThirdOfTheTtl(): Unit = {
+    assertEquals(0L, new NamespaceKeeper(0, () => ()).periodMs) // ttl 0: never expires
+    assertEquals(1000L, new NamespaceKeeper(2, () => ()).periodMs)
+    assertEquals(8 * 3600 * 1000L, new NamespaceKeeper(24 * 3600, () => ()).periodMs)
   }
 }

@@ -1,0 +1,20 @@
+// WriteId: the idempotence key of one mutation, (writer, seq) as docs/append-path.md
+// section 1 defines it. `writer` is a random nonzero u64 minted once per client object,
+// `seq` counts that client's API calls from 1; every retry of a call reuses its id.
+// A zero writer means "no id" (at-least-once behaviour). Plain data; any thread.
+// Used by the wire codec, the store and librpmp.
+#pragma once
+
+#include <cstdint>
+
+namespace rpmp {
+
+struct WriteId {
+  uint64_t writer = 0;
+  uint64_t seq = 0;
+  bool valid() const { return writer != 0 && seq != 0; }
+  bool operator==(const WriteId& o) const { return writer == o.writer && seq == o.seq; }
+  bool operator!=(const WriteId& o) const { return !(*this == o); }
+};
+
+}  // namespace rpmp

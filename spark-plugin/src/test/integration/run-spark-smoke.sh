@@ -1,0 +1,55 @@
+#!/usr/bin/env bash
+# Smoke test of one Spark version of the matrix (docs/spark-plugin.md): starts an
+# rpmp-server, runs spark_smoke_job.py with spark-submit --master local-cluster[2,1,1024]
+# on RPMP and on Spark's own shuffle, and compares the results. SPARK_SUBMIT names the
+# Spark (deploy/install-spark.sh VERSION), RPMP_SPARK_JAR the plugin jar for its line.
+#   SPARK_SUBMIT=... RPMP_SPARK_JAR=<build>/jars/rpmp-spark.jar run-spark-smoke.sh <build dir>
+set -euo pipefail
+build_dir=$(cd "${1:?usage: run-spark-smoke.sh <cmake build dir>}" && pwd)
+here=$(cd "$(dirname "$0")" && pwd)
+spark_submit=${SPARK_SUBMIT:?SPARK_SUBMIT must name spark-submit (deploy/install-spark.sh VERSION)}
+[[ -x "$spark_submit" ]] || { echo "FAIL spark-submit $spark_submit is missing"; exit 1; }
+jar=${RPMP_SPARK_JAR:-$build_dir/jars/rpmp-spark.jar}
+[[ -f "$jar" ]] || { echo "FAIL missing $jar (client-java/build-jars.sh $build_dir)"; exit 1; }
+jar=$(cd "$(dirname "$jar")" && pwd)/$(basename "$jar")  # executors need an absolute path
+python_bin=$(dirname "$spark_submit")/python3
+export PYSPARK_PYTHON="$python_bin" PYSPARK_DRIVER_PYTHON="$python_bin"
+
+work=$(mktemp -d /tmp/rpmp-spark-smoke.XXXXXX)
+port=$("$python_bin" -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+pool="/dev/shm/rpmp-spark-smoke-$$.pool"
+"$build_dir/bin/rpmp-server" --listen "127.0.0.1:$port" --pool "$pool:1G" --segment-size 16M \
+  > "$work/server.log" 2>&1 &
+server_pid=$!
+cleanup() { kill "$server_pid" 2>/dev/null || true; wait "$server_pid" 2>/dev/null || true; rm -f "$pool"; }
+trap cleanup EXIT
+deadline=$((SECONDS + 60))
+until grep -q "rpmp-server ready" "$work/server.log"; do
+  kill -0 "$server_pid" 2>/dev/null && [[ $SECONDS -lt $deadline ]] \
+    || { cat "$work/server.log"; echo "FAIL rpmp-server did not become ready"; exit 1; }
+  sleep 0.1
+done
+
+common=(--master "local-cluster[2,1,1024]" --driver-memory 1g --conf spark.ui.enabled=false
+  --conf spark.sql.shuffle.partitions=8)
+rpmp=(--conf spark.shuffle.manager=io.rpmp.spark.PmofShuffleManager
+  --conf "spark.rpmp.server=127.0.0.1:$port" --conf spark.rpmp.fallback=fail
+  --conf "spark.driver.extraClassPath=$jar" --conf "spark.executor.extraClassPath=$jar")
+"$spark_submit" "${common[@]}" "${rpmp[@]}" "$here/spark_smoke_job.py" "$work/rpmp.json" \
+  > "$work/rpmp.log" 2>&1 || { tail -40 "$work/rpmp.log"; echo "FAIL the RPMP run"; exit 1; }
+"$spark_submit" "${common[@]}" "$here/spark_smoke_job.py" "$work/sort.json" \
+  > "$work/sort.log" 2>&1 || { tail -40 "$work/sort.log"; echo "FAIL the sort-shuffle run"; exit 1; }
+"$python_bin" - "$work/rpmp.json" "$work/sort.json" "$work/rpmp.log" <<'PY'
+import json, sys
+rpmp, sort = (json.load(open(p)) for p in sys.argv[1:3])
+log = open(sys.argv[3]).read()
+checks = [("the RPMP run stored its shuffles in RPMP", "stored in RPMP namespace" in log),
+          ("sortByKey output is sorted", rpmp["sortByKey_sorted"])]
+checks += [("%s equals Spark's own shuffle (%s)" % (k, rpmp[k]), rpmp[k] == sort[k])
+           for k in sorted(sort) if k != "sortByKey_sorted"]
+for what, ok in checks:
+    print(("ok   " if ok else "FAIL ") + what)
+failed = sum(1 for _, ok in checks if not ok)
+print("%d passed, %d failed" % (len(checks) - failed, failed))
+sys.exit(1 if failed else 0)
+PY
