@@ -251,9 +251,11 @@ void Server::Reply(Slot* s) {
   if (s->resp.h.status != 0) counters_.errors.fetch_add(1, std::memory_order_relaxed);
   if (metrics_ != nullptr) {
     metrics_->OnReply(s->req.h.op, s->resp.h.status, s->started);
-    // Hello and bye run on the progress thread, the only one that touches sessions_.
-    if (s->req.h.op == wire::Op::kHello || s->req.h.op == wire::Op::kBye)
-      session_count_.store(sessions_.size(), std::memory_order_relaxed);
+    // Sessions begin at HELLO and end at BYE or idle expiry (ExpireSessions).
+    if (s->req.h.op == wire::Op::kHello || s->req.h.op == wire::Op::kBye) {
+      std::lock_guard<std::mutex> lock(sessions_mu_);
+      session_count_.store(sessions_->size(), std::memory_order_relaxed);
+    }
   }
   Status st = fabric_->Send(&s->send_op.op, s->peer, s->send_buf, len, s->desc);
   if (!st.ok()) Recycle(s);

@@ -101,7 +101,7 @@ class Server {
   Store* store_;
   WriteCoordinator* coordinator_ = nullptr;
   ServerMetrics* metrics_ = nullptr;
-  std::atomic<size_t> session_count_{0};  // mirror of sessions_.size() for metrics
+  std::atomic<size_t> session_count_{0};  // mirror of sessions_->size() for metrics
   std::unique_ptr<Fabric> fabric_;
   std::vector<std::unique_ptr<MemoryRegion>> pool_mrs_;  // by pool index
   std::unique_ptr<MemoryRegion> slot_mr_;

@@ -151,6 +151,7 @@ void Server::ExpireSessions() {
   {
     std::lock_guard<std::mutex> lock(sessions_mu_);
     gone = sessions_->ExpireIdle(now);
+    if (!gone.empty()) session_count_.store(sessions_->size(), std::memory_order_relaxed);
   }
   for (uint32_t id : gone) {
     raw_owners_.SessionEnded(id);
