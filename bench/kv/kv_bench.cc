@@ -86,10 +86,8 @@ Status Load(const Config& cfg, const Target& t, uint64_t keys, uint64_t size) {
   return Status::Ok();
 }
 
-void RunThread(const Config& cfg, const Target& t, const std::string& w, uint64_t keys, uint64_t size,
+void RunThread(const Config& cfg, KvTarget* kv, const std::string& w, uint64_t keys, uint64_t size,
                int tid, Clock::time_point until, Result* r) {
-  StatusOr<std::unique_ptr<KvTarget>> kv = OpenKvTarget(t.spec, cfg.ns, cfg.replicas, size);
-  if (!kv.ok()) { r->Fail(kv.status()); return; }
   ZipfianChooser zipf(keys, cfg.theta, 1000 + tid);
   std::mt19937_64 rng(2000 + tid);
   std::uniform_real_distribution<double> coin(0.0, 1.0);
@@ -102,13 +100,13 @@ void RunThread(const Config& cfg, const Target& t, const std::string& w, uint64_
     Status st;
     size_t got = 0;
     if (coin(rng) < reads) {
-      st = (*kv)->Get(key, &got);
+      st = kv->Get(key, &got);
       if (st.ok() && got != size) st = Status::DataLoss("read " + std::to_string(got) + " bytes of " + key);
     } else if (w == "F") {
-      st = (*kv)->Get(key, &got);
-      if (st.ok()) st = (*kv)->Put(key, value);
+      st = kv->Get(key, &got);
+      if (st.ok()) st = kv->Put(key, value);
     } else {
-      st = (*kv)->Put(key, value);
+      st = kv->Put(key, value);
     }
     if (!st.ok()) { r->Fail(st); continue; }
     r->ops++;
@@ -141,13 +139,24 @@ int Run(const Config& cfg) {
                   static_cast<unsigned long long>(size), static_cast<unsigned long long>(keys),
                   std::chrono::duration<double>(Clock::now() - l0).count());
       for (const std::string& w : cfg.workloads) {
+        // Connect first: the clock runs only while operations do.
+        std::vector<std::unique_ptr<KvTarget>> conns;
+        for (int tid = 0; tid < cfg.threads; tid++) {
+          StatusOr<std::unique_ptr<KvTarget>> kv = OpenKvTarget(t.spec, cfg.ns, cfg.replicas, size);
+          if (!kv.ok()) {
+            std::fprintf(stderr, "rpmp-kv-bench: connecting to %s: %s\n", t.label.c_str(),
+                         kv.status().ToString().c_str());
+            return 1;
+          }
+          conns.push_back(std::move(kv).value());
+        }
         std::vector<Result> results(cfg.threads);
         std::vector<std::thread> threads;
         auto t0 = Clock::now();
         auto until = t0 + std::chrono::milliseconds(static_cast<int64_t>(cfg.seconds * 1000));
         for (int tid = 0; tid < cfg.threads; tid++)
-          threads.emplace_back(RunThread, std::cref(cfg), std::cref(t), std::cref(w), keys, size, tid, until,
-                               &results[tid]);
+          threads.emplace_back(RunThread, std::cref(cfg), conns[tid].get(), std::cref(w), keys, size, tid,
+                               until, &results[tid]);
         for (auto& th : threads) th.join();
         double secs = std::chrono::duration<double>(Clock::now() - t0).count();
         Result all;
@@ -168,6 +177,10 @@ int Run(const Config& cfg) {
                     Percentile(all.lat_us, 0.999), static_cast<unsigned long long>(all.errors));
         if (all.errors > 0) {
           std::printf("  first error: %s\n", all.first_error.c_str());
+          failed = true;
+        }
+        if (all.ops == 0) {
+          std::printf("  no operation completed in %.1f s\n", secs);
           failed = true;
         }
         std::fflush(stdout);
