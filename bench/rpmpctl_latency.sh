@@ -21,6 +21,7 @@ export RPMP_RUN_DIR="$run_dir" RPMP_BASE_PORT=$base RPMP_BIN_DIR="$BIN" RPMP_POO
 cleanup() { "$here/../deploy/local-cluster.sh" stop --wipe >/dev/null 2>&1 || true; rm -rf "$run_dir"; }
 trap cleanup EXIT
 "$here/../deploy/local-cluster.sh" start >/dev/null
+export RPMP_SECRET_FILE="$run_dir/secret"  # the cluster is secured (docs/security.md)
 proxies="127.0.0.1:$((base + 10)),127.0.0.1:$((base + 11))"
 server="127.0.0.1:$((base + 20))"
 "$BIN/rpmpctl" --proxy "$proxies" ns create bench --replicas 1 >/dev/null

@@ -8,6 +8,7 @@ namespace {
 
 bool ValidOp(uint8_t op) { return op >= 1 && op <= static_cast<uint8_t>(Op::kBye); }
 
+constexpr size_t kMaxAuthField = 64;  // nonces and proofs are 32 bytes
 bool TakesWriteId(Op op) { return op == Op::kPut || op == Op::kAppend || op == Op::kDel; }
 bool TakesFence(Op op) { return TakesWriteId(op) || op == Op::kDeleteNs; }
 
@@ -20,8 +21,8 @@ void PutHeader(ByteWriter& w, const Header& h) {
   w.U32(h.session);
   w.U64(h.request_id);
   w.U16(h.status);
-  w.U16(0);
-  w.U32(0);
+  w.U16(static_cast<uint16_t>(h.session_tag & 0xFFFF));
+  w.U32(static_cast<uint32_t>((h.session_tag >> 16) & 0xFFFFFFFF));
 }
 
 size_t Finish(ByteWriter& w) {
@@ -85,7 +86,10 @@ size_t EncodeRequest(const Request& r, char* buf, size_t cap) {
   ByteWriter w(buf, cap < kMaxFrame ? cap : kMaxFrame);
   PutHeader(w, r.h);
   switch (r.h.op) {
-    case Op::kHello: w.Str(r.client_name); w.Blob(r.fabric_address); break;
+    case Op::kHello:
+      w.Str(r.client_name); w.Blob(r.fabric_address);
+      if (r.h.flags & kFlagAuth) { w.Blob(r.server_nonce); w.Blob(r.client_nonce); w.Blob(r.proof); }
+      break;
     case Op::kPut:
     case Op::kAppend:
       w.Str(r.ns); w.Str(r.key); w.U64(r.tag); w.U64(r.length); w.U32(r.crc);
@@ -134,6 +138,8 @@ Status DecodeHeader(const char* buf, size_t len, Header* h) {
   h->session = rd.U32();
   h->request_id = rd.U64();
   h->status = rd.U16();
+  uint64_t tag_lo = rd.U16();
+  h->session_tag = tag_lo | (static_cast<uint64_t>(rd.U32()) << 16);
   if (magic != kMagic) return Bad("bad magic");
   if (len > kMaxFrame) return Bad("longer than the 64 KiB frame limit");
   if (h->version != kVersion)
@@ -153,6 +159,11 @@ Status DecodeRequest(const char* buf, size_t len, Request* r) {
     case Op::kHello:
       r->client_name = rd.Str(kMaxNamespace);
       r->fabric_address = rd.Blob(kMaxFabricAddress);
+      if (r->h.flags & kFlagAuth) {
+        r->server_nonce = rd.Blob(kMaxAuthField);
+        r->client_nonce = rd.Blob(kMaxAuthField);
+        r->proof = rd.Blob(kMaxAuthField);
+      }
       break;
     case Op::kPut:
     case Op::kAppend:
@@ -215,6 +226,7 @@ size_t EncodeResponse(const Response& r, char* buf, size_t cap) {
   switch (r.h.op) {
     case Op::kHello:
       w.U32(r.session); w.U64(r.node_id); w.U32(r.max_inline); w.U32(r.max_inflight);
+      if (r.h.flags & kFlagAuth) { w.Blob(r.challenge); w.Blob(r.server_proof); }
       break;
     case Op::kGet:
     case Op::kRead:
@@ -265,6 +277,10 @@ Status DecodeResponse(const char* buf, size_t len, Response* r) {
       case Op::kHello:
         r->session = rd.U32(); r->node_id = rd.U64(); r->max_inline = rd.U32();
         r->max_inflight = rd.U32();
+        if (r->h.flags & kFlagAuth) {
+          r->challenge = std::string(rd.Blob(kMaxAuthField));
+          r->server_proof = std::string(rd.Blob(kMaxAuthField));
+        }
         break;
       case Op::kGet:
       case Op::kRead: {

@@ -46,6 +46,10 @@ enum HeaderFlags : uint16_t {
   // member (replication, repair). The receiver stores it as is and does not replicate
   // it further. A v1 peer that does not know the flag ignores it (a plain write).
   kFlagReplica = 8,
+  // HELLO only: the challenge-response of docs/security.md. On a request the body ends
+  // with blob server_nonce (empty in the first HELLO), blob client_nonce, blob proof
+  // (empty in the first HELLO); on a response with blob challenge, blob server_proof.
+  kFlagAuth = 64,
   // The body of a put/append/del ends with the write id `u64 writer, u64 seq` (after
   // every other field); both are nonzero. Any other op with it is malformed.
   kFlagWriteId = 16,
@@ -55,6 +59,8 @@ enum HeaderFlags : uint16_t {
   // epoch or from a node that is not that epoch's primary (docs/cluster.md).
   kFlagFence = 32,
 };
+
+constexpr uint64_t kMaxTag = (1ull << 48) - 1;
 
 // A registered buffer on the frame's sender, for the receiver's RMA.
 struct RmaRef {
@@ -71,6 +77,10 @@ struct Header {
   uint32_t session = 0;
   uint64_t request_id = 0;
   uint16_t status = 0;
+  // The session's random 48-bit tag (header bytes 26..31, formerly reserved): given by
+  // the HELLO reply, carried by every later request of the session and echoed in
+  // replies. 0 = none (HELLO, and peers that predate it; docs/wire-protocol.md).
+  uint64_t session_tag = 0;
 };
 
 // One request; which fields an op uses is listed in docs/wire-protocol.md.
@@ -78,6 +88,7 @@ struct Request {
   Header h;
   std::string_view fabric_address;  // hello
   std::string_view client_name;     // hello
+  std::string_view server_nonce, client_nonce, proof;  // hello with kFlagAuth
   std::string_view ns, key;         // put append get meta del list deletens
   uint64_t tag = 0;                 // put append
   uint64_t length = 0;              // put append write read alloc(size)
@@ -120,6 +131,7 @@ struct Response {
   // hello
   uint32_t session = 0, max_inline = 0, max_inflight = 0;
   uint64_t node_id = 0;
+  std::string challenge, server_proof;  // hello with kFlagAuth
   // get / read
   GetOutcome outcome = GetOutcome::kInline;
   uint64_t total_length = 0;

@@ -314,3 +314,44 @@ TEST_CASE("random mutations never crash the decoders") {
 
 }  // namespace
 }  // namespace rpmp::wire
+
+namespace rpmp {
+TEST_CASE("session tag (header bytes 26..31) and HELLO auth fields round-trip") {
+  wire::Request r;
+  r.h.op = wire::Op::kHello;
+  r.h.flags = wire::kFlagAuth;
+  r.h.session_tag = wire::kMaxTag;
+  r.client_name = "c";
+  r.fabric_address = "addr";
+  std::string sn(32, 's'), cn(32, 'c'), pr(32, 'p');
+  r.server_nonce = sn;
+  r.client_nonce = cn;
+  r.proof = pr;
+  char buf[wire::kMaxFrame];
+  size_t n = wire::EncodeRequest(r, buf, sizeof(buf));
+  REQUIRE(n > 0);
+  wire::Request d;
+  REQUIRE(wire::DecodeRequest(buf, n, &d).ok());
+  CHECK(d.h.session_tag == wire::kMaxTag);
+  CHECK(d.server_nonce == sn);
+  CHECK(d.client_nonce == cn);
+  CHECK(d.proof == pr);
+  wire::Response resp;
+  resp.h.op = wire::Op::kHello;
+  resp.h.flags = wire::kFlagAuth;
+  resp.h.session_tag = 0x123456789ABCull;
+  resp.session = 9;
+  resp.challenge = sn;
+  resp.server_proof = pr;
+  n = wire::EncodeResponse(resp, buf, sizeof(buf));
+  wire::Response dr;
+  REQUIRE(wire::DecodeResponse(buf, n, &dr).ok());
+  CHECK(dr.h.session_tag == 0x123456789ABCull);
+  CHECK(dr.challenge == sn);
+  CHECK(dr.server_proof == pr);
+  // Without the flag the auth fields are trailing bytes: refused.
+  n = wire::EncodeRequest(r, buf, sizeof(buf));
+  buf[6] = 0;
+  CHECK_FALSE(wire::DecodeRequest(buf, n, &d).ok());
+}
+}  // namespace rpmp

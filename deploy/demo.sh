@@ -21,8 +21,8 @@ trap 'deploy/local-cluster.sh stop --wipe >/dev/null 2>&1 || true' EXIT
 echo "== start a local cluster (pools on /dev/shm, logs in $RPMP_RUN_DIR)"
 deploy/local-cluster.sh stop --wipe >/dev/null 2>&1 || true
 deploy/local-cluster.sh start | sed 's/^/   /'
-eval "$(deploy/local-cluster.sh status | grep '^RPMP_PROXIES=')"
-export RPMP_PROXIES
+eval "$(deploy/local-cluster.sh status | grep -E '^(RPMP_PROXIES|RPMP_SECRET_FILE)=')"
+export RPMP_PROXIES RPMP_SECRET_FILE  # the cluster secret (docs/security.md)
 CTL="$BIN/rpmpctl --proxy $RPMP_PROXIES"
 
 echo "== a namespace with 2 copies of every record"

@@ -10,7 +10,7 @@ packages=(
   libfabric-dev libfabric-bin rdma-core libibverbs-dev librdmacm-dev
   libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler
   etcd-server etcd-client
-  catch2 libyaml-cpp-dev
+  catch2 libyaml-cpp-dev libssl-dev
   clang libclang-rt-14-dev
   iperf3 procps psmisc python3-venv hyperfine
   libcpp-httplib-dev prometheus dpkg-dev systemd adduser

@@ -15,6 +15,10 @@
 # `rpmpctl nodes` showing 3 LIVE), never guessed with sleeps.
 # Proxy flags come from RPMP_PROXY_FLAGS (default: deploy/rpmp-proxy.flags values
 # tuned for quick failover on one machine).
+# Secured by default (docs/security.md): start generates a cluster secret into
+# RUN/secret (openssl, mode 600) and the servers require it; `status` prints
+# RPMP_SECRET_FILE=... for clients (rpmpctl, rpmp-bench, librpmp, the Java client).
+# RPMP_INSECURE=1 starts the servers without a secret (loopback, protected mode).
 set -euo pipefail
 
 here="$(cd "$(dirname "$0")" && pwd)"
@@ -26,6 +30,7 @@ PROXY_FLAGS="${RPMP_PROXY_FLAGS:---heartbeat-timeout 3s --suspect-after 1500ms -
 NSERVERS=3
 ETCD_PORT=$BASE
 PROXIES="127.0.0.1:$((BASE + 10)),127.0.0.1:$((BASE + 11))"
+SECRET="$RUN/secret"
 
 die() { echo "local-cluster: $*" >&2; exit 1; }
 
@@ -55,6 +60,15 @@ start() {
   for b in rpmp-server rpmp-proxy rpmpctl; do [ -x "$BIN/$b" ] || die "$BIN/$b missing: build first (or set RPMP_BIN_DIR)"; done
   command -v etcd >/dev/null || die "etcd not found (Debian package etcd-server)"
   mkdir -p "$RUN"
+  local auth=()
+  if [ "${RPMP_INSECURE:-0}" != 1 ]; then
+    if [ ! -s "$SECRET" ]; then
+      command -v openssl >/dev/null || die "openssl not found (needed to generate the cluster secret)"
+      (umask 077 && openssl rand -hex 32 >"$SECRET")
+    fi
+    auth=(--auth-secret-file "$SECRET")
+    export RPMP_SECRET_FILE="$SECRET"
+  fi
   spawn etcd etcd --name rpmp-local --data-dir "$RUN/etcd-data" \
     --listen-client-urls "http://127.0.0.1:$ETCD_PORT" --advertise-client-urls "http://127.0.0.1:$ETCD_PORT" \
     --listen-peer-urls "http://127.0.0.1:$((BASE + 1))" --initial-advertise-peer-urls "http://127.0.0.1:$((BASE + 1))" \
@@ -68,7 +82,7 @@ start() {
   for i in 0 1; do wait_for "proxy$i" 30 grep -q "listening on" "$RUN/proxy$i.log"; done
   for i in $(seq 0 $((NSERVERS - 1))); do
     spawn "server$i" "$BIN/rpmp-server" --listen "127.0.0.1:$((BASE + 20 + i))" \
-      --pool "/dev/shm/rpmp-cluster-$BASE-$i.pool:$POOL_SIZE" --proxy "$PROXIES" \
+      --pool "/dev/shm/rpmp-cluster-$BASE-$i.pool:$POOL_SIZE" --proxy "$PROXIES" ${auth[@]+"${auth[@]}"} \
       --metrics-listen "127.0.0.1:$((BASE + 30 + i))"
   done
   for i in $(seq 0 $((NSERVERS - 1))); do wait_for "server$i ready" 60 grep -q "rpmp-server ready" "$RUN/server$i.log"; done
@@ -110,6 +124,7 @@ status() {
     printf '  %-8s http://127.0.0.1:%d/metrics\n' "server$i" $((BASE + 30 + i))
   done
   "$BIN/rpmpctl" --proxy "$PROXIES" nodes 2>&1 | sed 's/^/  /' || true
+  [ -s "$SECRET" ] && [ "${RPMP_INSECURE:-0}" != 1 ] && echo "RPMP_SECRET_FILE=$SECRET"
   echo "RPMP_PROXIES=$PROXIES"
 }
 

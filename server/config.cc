@@ -35,13 +35,19 @@ std::vector<std::string> SplitComma(const std::string& s) {
 
 }  // namespace
 
+bool IsLoopbackHost(const std::string& host) {
+  return host == "localhost" || host == "::1" || host == "[::1]" || host.rfind("127.", 0) == 0;
+}
+
 const char* ServerUsage() {
   return "usage: rpmp-server [--config FILE] [--listen HOST:PORT] [--pool PATH:SIZE]...\n"
          "                   [--provider tcp;ofi_rxm|verbs;ofi_rxm|shm] [--segment-size SIZE]\n"
          "                   [--proxy HOST:PORT[,HOST:PORT]] [--replication-timeout DURATION]\n"
-         "                   [--metrics-listen HOST:PORT]\n"
+         "                   [--auth-secret-file FILE] [--insecure] [--metrics-listen HOST:PORT]\n"
          "  --pool may be repeated; a missing pool file is created with SIZE,\n"
          "  an existing one is reopened (SIZE is then ignored). Devdax: --pool /dev/dax0.0:0\n"
+         "  Without --auth-secret-file only loopback addresses are served unless --insecure\n"
+         "  (docs/security.md).\n"
          "  --metrics-listen serves Prometheus metrics on http://HOST:PORT/metrics (off by\n"
          "  default; port 0 picks a free port, printed on the ready line)\n";
 }
@@ -68,6 +74,10 @@ Status LoadServerConfigFile(const std::string& path, ServerConfig* c) {
       else if (k == "commit_threads") c->commit_threads = v.as<uint32_t>();
       else if (k == "drain_timeout") { RPMP_ASSIGN_OR_RETURN(c->drain_timeout, ParseDuration(v.as<std::string>())); }
       else if (k == "replication_timeout") { RPMP_ASSIGN_OR_RETURN(c->replication_timeout, ParseDuration(v.as<std::string>())); }
+      else if (k == "auth_secret_file") c->auth_secret_file = v.as<std::string>();
+      else if (k == "insecure") c->insecure = v.as<bool>();
+      else if (k == "max_sessions_per_address") c->max_sessions_per_address = v.as<uint32_t>();
+      else if (k == "session_idle_timeout") { RPMP_ASSIGN_OR_RETURN(c->session_idle_timeout, ParseDuration(v.as<std::string>())); }
       else if (k == "metrics_listen") c->metrics_listen = v.as<std::string>();
       else if (k == "proxies") { for (const auto& p : v) c->proxies.push_back(p.as<std::string>()); }
       else if (k == "pools") {
@@ -99,6 +109,11 @@ Status ValidateServerConfig(const ServerConfig& c) {
   if (c.max_inflight_per_client < 1 || c.commit_threads < 1 || c.commit_threads > 64)
     return Status::InvalidArgument("max_inflight_per_client and commit_threads (1-64) must be positive");
   for (const std::string& p : c.proxies) RPMP_RETURN_IF_ERROR(ParseHostPort(p).status().Annotate("--proxy"));
+  if (c.max_sessions_per_address < 1) return Status::InvalidArgument("max_sessions_per_address must be positive");
+  if (c.auth_secret_file.empty() && !c.insecure && !IsLoopbackHost(ParseHostPort(c.listen)->host))
+    return Status::InvalidArgument(
+        "refusing to listen on " + c.listen + " without a cluster secret (protected mode): "
+        "set auth_secret_file / --auth-secret-file, or pass --insecure to serve it unauthenticated");
   if (!c.metrics_listen.empty())
     RPMP_RETURN_IF_ERROR(ParseListenAddress(c.metrics_listen).status().Annotate("--metrics-listen"));
   return Status::Ok();
@@ -114,6 +129,10 @@ StatusOr<ServerConfig> LoadServerConfig(int argc, char** argv) {
   for (int i = 1; i < argc; i++) {
     std::string f = argv[i];
     if (f == "--help" || f == "-h") return Status::FailedPrecondition(ServerUsage());
+    if (f == "--insecure") {
+      c.insecure = true;
+      continue;
+    }
     if (i + 1 >= argc) return Status::InvalidArgument("flag " + f + " needs a value\n" + ServerUsage());
     std::string v = argv[++i];
     if (f == "--config") continue;
@@ -121,6 +140,7 @@ StatusOr<ServerConfig> LoadServerConfig(int argc, char** argv) {
     else if (f == "--provider") c.provider = v;
     else if (f == "--segment-size") { RPMP_ASSIGN_OR_RETURN(c.segment_size, ParseSize(v)); }
     else if (f == "--proxy") c.proxies = SplitComma(v);
+    else if (f == "--auth-secret-file") c.auth_secret_file = v;
     else if (f == "--metrics-listen") c.metrics_listen = v;
     else if (f == "--replication-timeout") { RPMP_ASSIGN_OR_RETURN(c.replication_timeout, ParseDuration(v)); }
     else if (f == "--pool") {

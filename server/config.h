@@ -29,12 +29,22 @@ struct ServerConfig {
   std::vector<std::string> proxies;        // HOST:PORT of rpmp-proxy (cluster mode)
   // Cluster mode: how long a write may wait for its replicas (docs/cluster.md).
   std::chrono::milliseconds replication_timeout{10000};
+  // Security (docs/security.md). Without a secret the server runs in protected mode:
+  // it refuses to listen on a non-loopback address unless `insecure` is set.
+  std::string auth_secret_file;            // the cluster secret; empty = none
+  bool insecure = false;                   // --insecure: serve any address without a secret
+  uint32_t max_sessions_per_address = 64;
+  std::chrono::milliseconds session_idle_timeout{3600 * 1000};
   // HOST:PORT of the Prometheus /metrics endpoint; empty = metrics off (the default).
   std::string metrics_listen;
 };
 
+// True for 127.0.0.0/8, ::1 and "localhost".
+bool IsLoopbackHost(const std::string& host);
+
 // Parses argv (flags: --listen, --provider, --pool PATH:SIZE (repeatable),
-// --segment-size, --config FILE, --proxy LIST, --metrics-listen, --help). A --config file is read
+// --segment-size, --config FILE, --proxy LIST, --auth-secret-file FILE, --insecure,
+// --metrics-listen, --help). A --config file is read
 // first, then the other flags override it. Returns FailedPrecondition with the
 // usage text for --help.
 StatusOr<ServerConfig> LoadServerConfig(int argc, char** argv);

@@ -18,33 +18,6 @@ size_t MaxInline(const Fabric& f) { return std::min(f.traits().default_inline, w
 
 }  // namespace
 
-void Server::HandleHello(Slot* s) {
-  auto peer = fabric_->InsertPeer(s->req.fabric_address);
-  if (!peer.ok()) {
-    RPMP_LOG_WARN("hello with an unusable address from '%.*s'",
-                  static_cast<int>(s->req.client_name.size()), s->req.client_name.data());
-    Recycle(s);  // nobody to answer
-    return;
-  }
-  // Random ids: a client that still holds a session from before a restart must not
-  // land in another client's session (its request would run, its reply go astray).
-  uint32_t id;
-  do {
-    id = static_cast<uint32_t>(session_rng_());
-  } while (id == 0 || sessions_.count(id) != 0);
-  sessions_[id] = *peer;
-  s->peer = *peer;
-  s->has_peer = true;
-  s->req.h.session = id;
-  RPMP_LOG_DEBUG("session %u: client '%.*s'", id, static_cast<int>(s->req.client_name.size()),
-                 s->req.client_name.data());
-  s->resp.session = id;
-  s->resp.node_id = store_->NodeId();
-  s->resp.max_inline = static_cast<uint32_t>(MaxInline(*fabric_));
-  s->resp.max_inflight = config_.max_inflight_per_client;
-  Reply(s);
-}
-
 // A replica frame from a primary that is no longer one is refused (docs/cluster.md).
 Status Server::CheckFence(const Slot* s) const {
   const wire::Request& q = s->req;
@@ -255,7 +228,7 @@ void Server::HandleSimple(Slot* s) {
       st = store_->Delete(std::string(s->req.ns), std::string(s->req.key), s->req.write_id);
       break;
     case wire::Op::kDeleteNs: st = store_->DeleteNamespace(std::string(s->req.ns)); break;
-    case wire::Op::kBye: sessions_.erase(s->req.h.session); break;
+    case wire::Op::kBye: EndSession(s, s->req.h.session); break;
     default: st = Status::Unimplemented("op not served here"); break;
   }
   st.ok() ? Reply(s) : ReplyError(s, st);

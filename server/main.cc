@@ -6,6 +6,7 @@
 // --metrics-listen the line ends with " metrics=http://HOST:PORT/metrics".
 // Exit status: 0 after a clean stop, 2 for bad flags/config, 1 when it cannot start.
 #include <signal.h>
+#include <stdlib.h>
 
 #include <chrono>
 #include <cstdio>
@@ -40,6 +41,9 @@ int Run(int argc, char** argv) {
   pthread_sigmask(SIG_BLOCK, &signals, nullptr);
   signal(SIGPIPE, SIG_IGN);
 
+  // Server-to-server links (cluster mode) use librpmp, which reads the secret from
+  // $RPMP_SECRET_FILE: point it at the server's own secret.
+  if (!config->auth_secret_file.empty()) setenv("RPMP_SECRET_FILE", config->auth_secret_file.c_str(), 1);
   // Metrics (--metrics-listen): declared before everything they observe, so the HTTP
   // endpoint (destroyed first) never reads a component that is gone.
   std::unique_ptr<MetricsRegistry> registry;

@@ -1,5 +1,6 @@
 // Handlers for raw memory ops (alloc, free, write, read) of the server (see server.h).
 // Run on the progress thread; bulk writes continue in OnRmaDone/FinishWrite.
+// Ownership and pins of raw allocations: raw_owners.h.
 #include <algorithm>
 #include <cstring>
 
@@ -18,13 +19,15 @@ void Server::HandleRaw(Slot* s) {
       if (!a.ok()) return ReplyError(s, a.status());
       StatusOr<char*> p = store_->ResolveRaw(*a, q.length);
       if (!p.ok()) return ReplyError(s, p.status());
+      raw_owners_.Claim(*a, q.length, q.h.session);
       r.pool = a->pool;
       r.offset = a->offset;
       r.rma = {RmaAddrOf(a->pool, *p), pool_mrs_[a->pool]->key(), q.length};
       return Reply(s);
     }
     case wire::Op::kFree: {
-      Status st = store_->Free({q.pool, q.offset});
+      Status st = raw_owners_.Release({q.pool, q.offset}, q.h.session);
+      if (st.ok()) st = store_->Free({q.pool, q.offset});
       return st.ok() ? Reply(s) : ReplyError(s, st);
     }
     default: break;
@@ -33,6 +36,11 @@ void Server::HandleRaw(Slot* s) {
   StatusOr<char*> p = store_->ResolveRaw({q.pool, q.offset}, q.length);
   if (!p.ok()) return ReplyError(s, p.status());
   s->raw = *p;
+  // Refused for another live session's allocation; pinned (no FREE) until the reply.
+  Status owned = raw_owners_.Pin({q.pool, q.offset}, q.length, q.h.session);
+  if (!owned.ok()) return ReplyError(s, owned);
+  s->raw_pinned = true;
+  s->raw_at = {q.pool, q.offset};
   void* desc = pool_mrs_[q.pool]->desc();
   s->rma_ops.resize(1);
   s->rma_ops[0].slot = s;

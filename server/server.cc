@@ -5,6 +5,7 @@
 #include <chrono>
 #include <cstring>
 
+#include "common/auth.h"
 #include "common/config_util.h"
 #include "common/log.h"
 #include "server/slot.h"
@@ -34,13 +35,31 @@ Status Server::Setup() {
   fo.node = hp.host;
   fo.service = hp.port;
   RPMP_ASSIGN_OR_RETURN(fabric_, Fabric::Open(fo));
+  if (!config_.auth_secret_file.empty()) {
+    RPMP_ASSIGN_OR_RETURN(secret_, auth::LoadSecretFile(config_.auth_secret_file));
+  } else {
+    RPMP_LOG_WARN("no cluster secret configured (auth_secret_file): any client that reaches %s "
+                  "is served unauthenticated%s (docs/security.md)", config_.listen.c_str(),
+                  config_.insecure ? " (--insecure)" : "; protected mode: loopback only");
+  }
+  SessionLimits limits;
+  limits.max_per_address = config_.max_sessions_per_address;
+  // Enforced at twice what HELLO advertises: a client may send its next request as soon
+  // as it has a reply, before this server has seen that reply's send complete.
+  limits.max_inflight = 2 * config_.max_inflight_per_client;
+  limits.idle_timeout = config_.session_idle_timeout;
+  sessions_ = std::make_unique<SessionTable>(fabric_.get(), limits);
+  if (!fabric_->reports_source())
+    RPMP_LOG_WARN("provider %s does not report senders: sessions are bound by id and tag only",
+                  fabric_->traits().name);
   for (const MemoryArea& a : store_->Areas()) {
     if (pool_mrs_.size() <= a.pool) pool_mrs_.resize(a.pool + 1);
-    RPMP_ASSIGN_OR_RETURN(pool_mrs_[a.pool], fabric_->Register(a.base, a.size));
+    RPMP_ASSIGN_OR_RETURN(pool_mrs_[a.pool], fabric_->Register(a.base, a.size, MrAccess::kRemoteRead));
   }
   size_t n = config_.recv_slots;
   slot_memory_.resize(n * 2 * wire::kMaxFrame);
-  RPMP_ASSIGN_OR_RETURN(slot_mr_, fabric_->Register(slot_memory_.data(), slot_memory_.size()));
+  RPMP_ASSIGN_OR_RETURN(slot_mr_, fabric_->Register(slot_memory_.data(), slot_memory_.size(),
+                                                     MrAccess::kLocalOnly));
   for (size_t i = 0; i < n; i++) {
     auto slot = std::make_unique<Slot>();
     slot->recv_buf = slot_memory_.data() + 2 * i * wire::kMaxFrame;
@@ -104,6 +123,7 @@ void Server::ProgressLoop() {
   while (true) {
     int n = fabric_->Wait(comps, 32, draining ? 10 : 100);
     for (int i = 0; i < n; i++) OnCompletion(comps[i]);
+    ExpireSessions();
     if (Draining() && !draining) {
       draining = true;
       drain_deadline = std::chrono::steady_clock::now() + config_.drain_timeout;
@@ -134,7 +154,7 @@ void Server::OnCompletion(const Completion& c) {
         return;
       }
       busy_slots_.fetch_add(1);
-      OnRequest(s, c.length);
+      OnRequest(s, c.length, c.src);
       return;
     case OpKind::kSend:
       if (!c.status.ok()) RPMP_LOG_DEBUG("reply not delivered: %s", c.status.ToString().c_str());
@@ -148,7 +168,7 @@ void Server::OnCompletion(const Completion& c) {
   }
 }
 
-void Server::OnRequest(Slot* s, size_t len) {
+void Server::OnRequest(Slot* s, size_t len, PeerAddr src) {
   counters_.requests.fetch_add(1, std::memory_order_relaxed);
   if (metrics_ != nullptr) s->started = ServerMetrics::Clock::now();
   Status st = wire::DecodeRequest(s->recv_buf, len, &s->req);
@@ -158,10 +178,11 @@ void Server::OnRequest(Slot* s, size_t len) {
     wire::DecodeHeader(s->recv_buf, len, &h);  // fields are filled even when refused
     uint32_t magic = 0;
     if (len >= 4) std::memcpy(&magic, s->recv_buf, 4);
-    auto it = sessions_.find(h.session);
-    if (magic == wire::kMagic && it != sessions_.end()) {  // a known peer: tell it why
+    Session* known = sessions_->Find(h.session);
+    if (magic == wire::kMagic && known != nullptr && known->tag == h.session_tag &&
+        (!fabric_->reports_source() || src == known->peer)) {  // a known peer: tell it why
       s->req.h = h;
-      s->peer = it->second;
+      s->peer = known->peer;
       s->has_peer = true;
       ReplyError(s, st);
       return;
@@ -174,14 +195,7 @@ void Server::OnRequest(Slot* s, size_t len) {
     HandleHello(s);
     return;
   }
-  auto it = sessions_.find(s->req.h.session);
-  if (it == sessions_.end()) {  // no address to answer to
-    RPMP_LOG_DEBUG("dropped %s from unknown session %u", wire::OpName(s->req.h.op), s->req.h.session);
-    Recycle(s);
-    return;
-  }
-  s->peer = it->second;
-  s->has_peer = true;
+  if (!AdmitRequest(s, src)) return;
   if (Draining()) {
     ReplyError(s, Status::Unavailable("server is shutting down"));
     return;
@@ -226,6 +240,7 @@ void Server::Reply(Slot* s) {
   s->resp.h.op = s->req.h.op;
   s->resp.h.request_id = s->req.h.request_id;
   s->resp.h.session = s->req.h.session;
+  s->resp.h.session_tag = s->req.h.session_tag;
   size_t len = wire::EncodeResponse(s->resp, s->send_buf, wire::kMaxFrame);
   if (len == 0) {  // cannot happen for well-formed responses; never send garbage
     s->resp = wire::Response();
@@ -236,9 +251,11 @@ void Server::Reply(Slot* s) {
   if (s->resp.h.status != 0) counters_.errors.fetch_add(1, std::memory_order_relaxed);
   if (metrics_ != nullptr) {
     metrics_->OnReply(s->req.h.op, s->resp.h.status, s->started);
-    // Hello and bye run on the progress thread, the only one that touches sessions_.
-    if (s->req.h.op == wire::Op::kHello || s->req.h.op == wire::Op::kBye)
-      session_count_.store(sessions_.size(), std::memory_order_relaxed);
+    // Sessions begin at HELLO and end at BYE or idle expiry (ExpireSessions).
+    if (s->req.h.op == wire::Op::kHello || s->req.h.op == wire::Op::kBye) {
+      std::lock_guard<std::mutex> lock(sessions_mu_);
+      session_count_.store(sessions_->size(), std::memory_order_relaxed);
+    }
   }
   Status st = fabric_->Send(&s->send_op.op, s->peer, s->send_buf, len, s->desc);
   if (!st.ok()) Recycle(s);
@@ -253,6 +270,8 @@ void Server::ReplyError(Slot* s, const Status& st) {
 
 void Server::Recycle(Slot* s) {
   if (s->reservation.valid()) store_->Abort(&s->reservation);
+  if (s->raw_pinned) raw_owners_.Unpin(s->raw_at);
+  if (s->counted_session != 0 || !s->peer_hold.empty()) ReleaseSessionHold(s);
   s->Clear();
   busy_slots_.fetch_sub(1);
   Status st = fabric_->PostRecv(&s->recv_op.op, s->recv_buf, wire::kMaxFrame, s->desc);

@@ -23,6 +23,8 @@
 #include "common/wire.h"
 #include "server/cluster/write_coordinator.h"
 #include "server/config.h"
+#include "server/raw_owners.h"
+#include "server/sessions.h"
 #include "server/server_metrics.h"
 #include "server/store/store.h"
 #include "transport/fabric.h"
@@ -61,12 +63,19 @@ class Server {
   void ProgressLoop();
   void CommitLoop();
   void OnCompletion(const Completion& c);
-  void OnRequest(Slot* s, size_t len);
+  void OnRequest(Slot* s, size_t len, PeerAddr src);
+  // session_check.cc: binds a decoded request to its session (id, tag, sender) and
+  // enforces the per-session in-flight limit; false when the frame was refused.
+  bool AdmitRequest(Slot* s, PeerAddr src);
+  void ExpireSessions();
+  void ReleaseSessionHold(Slot* s);
+  void EndSession(Slot* s, uint32_t id);  // s: the BYE being answered
+  std::mutex sessions_mu_;  // guards sessions_ (Recycle may run on a commit thread)  // the slot's in-flight count / HELLO AV reference
   void Dispatch(Slot* s);
   bool Draining() const { return shutdown_.load(std::memory_order_relaxed); }
 
+  void HandleHello(Slot* s);  // session_check.cc
   // handlers.cc
-  void HandleHello(Slot* s);
   void HandleWrite(Slot* s);
   void HandleGet(Slot* s);
   void HandleGetMeta(Slot* s);
@@ -92,14 +101,16 @@ class Server {
   Store* store_;
   WriteCoordinator* coordinator_ = nullptr;
   ServerMetrics* metrics_ = nullptr;
-  std::atomic<size_t> session_count_{0};  // mirror of sessions_.size() for metrics
+  std::atomic<size_t> session_count_{0};  // mirror of sessions_->size() for metrics
   std::unique_ptr<Fabric> fabric_;
   std::vector<std::unique_ptr<MemoryRegion>> pool_mrs_;  // by pool index
   std::unique_ptr<MemoryRegion> slot_mr_;
   std::vector<char> slot_memory_;
   std::vector<std::unique_ptr<Slot>> slots_;
-  std::unordered_map<uint32_t, PeerAddr> sessions_;  // progress thread only
-  std::mt19937_64 session_rng_{std::random_device{}()};  // progress thread only
+  std::unique_ptr<SessionTable> sessions_;  // progress thread only (sessions.h)
+  std::string secret_;                      // the cluster secret; empty = none
+  std::chrono::steady_clock::time_point next_expiry_{};  // progress thread only
+  RawOwners raw_owners_;  // who may touch which raw allocation (raw_handlers.cc)
 
   std::atomic<bool> shutdown_{false};
   std::atomic<int> busy_slots_{0};

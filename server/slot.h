@@ -3,6 +3,7 @@
 // so the fast path allocates nothing. Internal to server/.
 #pragma once
 
+#include <string>
 #include <chrono>
 #include <vector>
 
@@ -33,6 +34,10 @@ struct Slot {
   Reservation reservation;       // put/append by RMA
   ObjectView view;               // get: pins records while they are written out
   char* raw = nullptr;           // raw write/read target
+  bool raw_pinned = false;       // raw_at is pinned in Server::raw_owners_ until recycled
+  RawAddress raw_at;
+  uint32_t counted_session = 0;  // its in-flight count includes this request
+  std::string peer_hold;         // an AV reference (by address) kept until the reply is sent
   size_t rma_pending = 0;
   Status rma_status;
   std::chrono::steady_clock::time_point started;  // arrival (set only with metrics on)
@@ -44,6 +49,9 @@ struct Slot {
     reservation.Reset();
     view = ObjectView();
     raw = nullptr;
+    raw_pinned = false;
+    counted_session = 0;
+    peer_hold.clear();
     rma_pending = 0;
     rma_status = Status::Ok();
   }

@@ -38,6 +38,14 @@ struct FabricOptions {
 
 using PeerAddr = fi_addr_t;
 
+// What a peer may do to a registered region (docs/security.md). Local use (sends,
+// receives, the local side of RMA this endpoint posts) is always allowed.
+enum class MrAccess : uint8_t {
+  kLocalOnly,        // no peer may touch it (server request slots)
+  kRemoteRead,       // peers may RMA-read it, never write (server pools)
+  kRemoteReadWrite,  // peers may RMA-read and -write it (client buffers)
+};
+
 enum class OpKind : uint8_t { kSend, kRecv, kRead, kWrite };
 
 // Callers embed this as the FIRST member of their per-operation context.
@@ -49,6 +57,9 @@ struct OpContext {
 struct Completion {
   OpContext* ctx = nullptr;
   size_t length = 0;  // bytes received (receives)
+  // Receives: the sender, when the provider reports sources (Fabric::reports_source)
+  // and the sender is in the address vector; FI_ADDR_NOTAVAIL otherwise.
+  PeerAddr src = FI_ADDR_NOTAVAIL;
   Status status;      // not OK when the operation failed (peer gone, access error)
 };
 
@@ -94,8 +105,9 @@ class Fabric {
   Fabric(const Fabric&) = delete;
   Fabric& operator=(const Fabric&) = delete;
 
-  // Registers [base, base+len) for local use and remote read/write.
-  StatusOr<std::unique_ptr<MemoryRegion>> Register(void* base, size_t len);
+  // Registers [base, base+len) for local use and the remote access `access` allows.
+  StatusOr<std::unique_ptr<MemoryRegion>> Register(void* base, size_t len,
+                                                   MrAccess access = MrAccess::kRemoteReadWrite);
   // This endpoint's address, to hand to peers (opaque bytes).
   std::string LocalAddress() const;
   // "127.0.0.1:7000" of this endpoint, for logs.
@@ -126,6 +138,8 @@ class Fabric {
   const ProviderTraits& traits() const { return *traits_; }
   const fi_info* info() const { return info_; }
   bool needs_local_desc() const { return (mr_mode_ & FI_MR_LOCAL) != 0; }
+  // True when receive completions name their sender (FI_SOURCE): docs/security.md.
+  bool reports_source() const { return source_; }
 
  private:
   Fabric() = default;
@@ -154,6 +168,7 @@ class Fabric {
   fid_cq* cq_ = nullptr;
   fid_ep* ep_ = nullptr;
   uint64_t mr_mode_ = 0;
+  bool source_ = false;
   uint64_t next_key_ = 1;
   int wait_fd_ = -1;
   int event_fd_ = -1;                      // kicks the waiting thread

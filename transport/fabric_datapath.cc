@@ -94,12 +94,14 @@ int Fabric::ReadCq(Completion* out, int max) {
     }
   }
   fi_cq_msg_entry entries[32];
+  fi_addr_t srcs[32];
   if (max > 32) max = 32;
-  ssize_t n = fi_cq_read(cq_, entries, max);
+  ssize_t n = source_ ? fi_cq_readfrom(cq_, entries, max, srcs) : fi_cq_read(cq_, entries, max);
   if (n > 0) {
     for (ssize_t i = 0; i < n; i++) {
       out[i].ctx = static_cast<OpContext*>(entries[i].op_context);
       out[i].length = entries[i].len;
+      out[i].src = source_ ? srcs[i] : FI_ADDR_NOTAVAIL;
       out[i].status = Status::Ok();
     }
     return static_cast<int>(n);
@@ -109,6 +111,7 @@ int Fabric::ReadCq(Completion* out, int max) {
     if (fi_cq_readerr(cq_, &err, 0) == 1) {
       out[0].ctx = static_cast<OpContext*>(err.op_context);
       out[0].length = 0;
+      out[0].src = FI_ADDR_NOTAVAIL;
       out[0].status = Status::Unavailable(
           std::string("fabric operation failed: ") + fi_strerror(err.err) + " (peer gone?)");
       return 1;

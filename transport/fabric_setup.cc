@@ -58,7 +58,14 @@ Status Fabric::OpenResources(const FabricOptions& o) {
   const char* node = o.node.empty() ? nullptr : o.node.c_str();
   const char* service = o.service.empty() ? nullptr : o.service.c_str();
   uint64_t flags = (node != nullptr || service != nullptr) ? FI_SOURCE : 0;
+  // Ask for source addresses on receives (sessions are bound to them); providers
+  // without the capability still work, unbound (docs/security.md).
+  hints->caps |= FI_SOURCE;
   int ret = fi_getinfo(FI_VERSION(1, 9), node, service, flags, hints, &info_);
+  if (ret != 0) {
+    hints->caps &= ~static_cast<uint64_t>(FI_SOURCE);
+    ret = fi_getinfo(FI_VERSION(1, 9), node, service, flags, hints, &info_);
+  }
   fi_freeinfo(hints);
   if (ret != 0) {
     return Status::Unavailable(FabricError("fi_getinfo", ret) + " for provider '" + o.provider +
@@ -66,6 +73,7 @@ Status Fabric::OpenResources(const FabricOptions& o) {
                                " (is the address local and the provider installed?)");
   }
   mr_mode_ = static_cast<uint64_t>(info_->domain_attr->mr_mode);
+  source_ = (info_->caps & FI_SOURCE) != 0;
   if ((ret = fi_fabric(info_->fabric_attr, &fabric_, nullptr)) != 0)
     return Status::Unavailable(FabricError("fi_fabric", ret));
   if ((ret = fi_domain(fabric_, info_, &domain_, nullptr)) != 0)
@@ -110,8 +118,10 @@ Fabric::~Fabric() {
   if (info_ != nullptr) fi_freeinfo(info_);
 }
 
-StatusOr<std::unique_ptr<MemoryRegion>> Fabric::Register(void* base, size_t len) {
-  uint64_t access = FI_SEND | FI_RECV | FI_READ | FI_WRITE | FI_REMOTE_READ | FI_REMOTE_WRITE;
+StatusOr<std::unique_ptr<MemoryRegion>> Fabric::Register(void* base, size_t len, MrAccess mode) {
+  uint64_t access = FI_SEND | FI_RECV | FI_READ | FI_WRITE;
+  if (mode != MrAccess::kLocalOnly) access |= FI_REMOTE_READ;
+  if (mode == MrAccess::kRemoteReadWrite) access |= FI_REMOTE_WRITE;
   uint64_t requested_key;
   {
     std::lock_guard<std::mutex> lock(mu_);

@@ -90,6 +90,10 @@ if [[ "$only" != sort ]]; then
   "$repo/deploy/local-cluster.sh" start > "$work/cluster-start.log" 2>&1 || {
     failed=1; cat "$work/cluster-start.log" >&2; exit 1; }
   proxies=$(sed -n 's/^RPMP_PROXIES=//p' "$work/cluster-start.log" | tail -1)
+  # The cluster is secured: the executors' librpmp reads the secret from RPMP_SECRET_FILE.
+  RPMP_SECRET_FILE=$(sed -n 's/^RPMP_SECRET_FILE=//p' "$work/cluster-start.log" | tail -1)
+  [[ -n "$RPMP_SECRET_FILE" ]] || { failed=1; cat "$work/cluster-start.log" >&2; echo "no RPMP_SECRET_FILE" >&2; exit 1; }
+  export RPMP_SECRET_FILE
 fi
 
 common=(--master "$master" --driver-memory "$driver_memory" --executor-memory "$executor_memory"

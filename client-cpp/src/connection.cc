@@ -112,28 +112,6 @@ Status Connection::Setup() {
   return Status::Ok();
 }
 
-Status Connection::Hello() {
-  std::lock_guard<std::mutex> lock(hello_mu_);
-  std::string address = fabric_->LocalAddress();
-  wire::Request req;
-  req.h.op = wire::Op::kHello;
-  req.fabric_address = address;
-  req.client_name = options_.name;
-  auto p = std::make_shared<std::promise<Status>>();
-  auto f = p->get_future();
-  Submit(req, [this, p](const Status& st, const wire::Response& r) {
-    if (st.ok()) {
-      session_.store(r.session);
-      node_id_ = r.node_id;
-      max_inline_ = r.max_inline;
-    }
-    p->set_value(st);
-  });
-  Status st = f.get();
-  if (st.ok()) needs_hello_.store(false);
-  return st;
-}
-
 Connection::~Connection() {
   if (progress_.joinable() && session_.load() != 0 && !needs_hello_.load()) {
     wire::Request bye;  // best effort: lets the server forget the session
@@ -168,6 +146,7 @@ bool Connection::Submit(wire::Request& req, ResponseFn done, std::shared_ptr<voi
   }
   req.h.request_id = (static_cast<uint64_t>(c->gen) << 32) | c->index;
   req.h.session = session_.load();
+  req.h.session_tag = session_tag_.load();
   c->done = std::move(done);
   c->keepalive = std::move(keepalive);
   c->deadline = std::chrono::steady_clock::now() + options_.timeout;
@@ -287,7 +266,7 @@ void Connection::OnCompletion(const Completion& c) {
     }
     case OpKind::kRecv: {
       RecvSlot* r = reinterpret_cast<RecvSlot*>(c.ctx);
-      if (c.status.ok()) OnResponse(r, c.length);
+      if (c.status.ok()) OnResponse(r, c.length, c.src);
       if (!stop_.load()) fabric_->PostRecv(&r->op, r->buf, wire::kMaxFrame, frame_mr_->desc());
       return;
     }
@@ -308,11 +287,19 @@ void Connection::OnCompletion(const Completion& c) {
   }
 }
 
-void Connection::OnResponse(RecvSlot* r, size_t len) {
+void Connection::OnResponse(RecvSlot* r, size_t len, PeerAddr src) {
   wire::Response resp;
   Status st = wire::DecodeResponse(r->buf, len, &resp);
   if (!st.ok()) {
     RPMP_LOG_WARN("malformed response from %s dropped: %s", server_.c_str(), st.ToString().c_str());
+    return;
+  }
+  if (fabric_->reports_source() && src != peer_) {  // not from our server: forged
+    RPMP_LOG_WARN("response not from %s dropped (forged?)", server_.c_str());
+    return;
+  }
+  if (resp.h.op != wire::Op::kHello && resp.h.session_tag != session_tag_.load()) {
+    RPMP_LOG_WARN("response from %s with another session's tag dropped", server_.c_str());
     return;
   }
   uint32_t index = static_cast<uint32_t>(resp.h.request_id);

@@ -63,9 +63,11 @@ class Connection {
   Connection(const std::string& server, const ClientOptions& options);
   Status Setup();
   Status Hello();
+  // One HELLO exchange (connection_hello.cc).
+  StatusOr<wire::Response> HelloStep(wire::Request& req);
   void ProgressLoop();
   void OnCompletion(const Completion& c);
-  void OnResponse(RecvSlot* r, size_t len);
+  void OnResponse(RecvSlot* r, size_t len, PeerAddr src);
   void ExpireCalls();
   void ExpireReads(std::chrono::steady_clock::time_point now);
   void Finish(Call* c, const Status& st, const wire::Response& resp);
@@ -85,6 +87,7 @@ class Connection {
   uint64_t node_id_ = 0;
   size_t max_inline_ = 0;
   std::atomic<uint32_t> session_{0};
+  std::atomic<uint64_t> session_tag_{0};  // 48-bit tag of the session, in every frame
   std::atomic<bool> needs_hello_{false};
   std::mutex hello_mu_;
 

@@ -27,6 +27,10 @@ trap cleanup EXIT
 
 echo "t=${SECONDS}s starting cluster"
 "$here/../../deploy/local-cluster.sh" start >"$work/cluster.out" || { cat "$work/cluster.out"; fail "cluster did not start"; }
+# The cluster is secured: rpmp-bench needs its secret (printed by status).
+RPMP_SECRET_FILE=$(sed -n 's/^RPMP_SECRET_FILE=//p' "$work/cluster.out" | tail -1)
+[ -n "$RPMP_SECRET_FILE" ] || { cat "$work/cluster.out"; fail "no RPMP_SECRET_FILE in local-cluster.sh status"; }
+export RPMP_SECRET_FILE
 # The metrics URLs the status command prints are the scrape targets.
 mapfile -t urls < <(grep -oE 'http://127\.0\.0\.1:[0-9]+/metrics' "$work/cluster.out")
 [ "${#urls[@]}" -eq 5 ] || fail "expected 5 metrics URLs in local-cluster.sh status, got ${#urls[@]}"

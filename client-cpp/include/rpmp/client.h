@@ -33,6 +33,9 @@ struct ClientOptions {
   size_t buffer_cache_bytes = 256u << 20; // registered memory kept for reuse
   uint32_t max_inflight = 64;             // requests in flight on this connection
   bool verify_checksums = true;           // check CRC-32C of every record read
+  // The cluster secret for HELLO's challenge-response (docs/security.md). Empty: read
+  // the file named by $RPMP_SECRET_FILE, if set. Never put it on a command line.
+  std::string secret;
   // How long a blocking call keeps retrying on a fresh session when the server went
   // away (Unavailable), e.g. across a restart. 0: one retry at once. Only calls that
   // are safe to repeat retry: reads, and puts/appends/deletes (they carry a write id,

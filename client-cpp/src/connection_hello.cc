@@ -1,0 +1,70 @@
+// Connection's HELLO: opening a session, with the challenge-response of
+// docs/security.md when a secret is configured (ClientOptions::secret or the file
+// named by $RPMP_SECRET_FILE). The secret never crosses the wire; the server proves
+// it knows the secret too before the client trusts the session.
+#include <future>
+
+#include "client-cpp/src/connection.h"
+#include "common/auth.h"
+
+namespace rpmp {
+
+StatusOr<wire::Response> Connection::HelloStep(wire::Request& req) {
+  auto p = std::make_shared<std::promise<std::pair<Status, wire::Response>>>();
+  auto f = p->get_future();
+  Submit(req, [p](const Status& st, const wire::Response& r) {
+    wire::Response copy = r;  // inline views are not used by HELLO
+    p->set_value({st, std::move(copy)});
+  });
+  auto [st, resp] = f.get();
+  if (!st.ok()) return st;
+  return resp;
+}
+
+Status Connection::Hello() {
+  std::lock_guard<std::mutex> lock(hello_mu_);
+  std::string secret = options_.secret;
+  if (secret.empty()) {
+    StatusOr<std::string> env = auth::SecretFromEnvironment();
+    if (!env.ok()) return env.status();
+    secret = *env;
+  }
+  std::string address = fabric_->LocalAddress();
+  std::string client_nonce = auth::RandomNonce();
+  wire::Request req;
+  req.h.op = wire::Op::kHello;
+  req.h.flags = wire::kFlagAuth;
+  req.fabric_address = address;
+  req.client_name = options_.name;
+  req.client_nonce = client_nonce;
+  session_tag_.store(0);
+  RPMP_ASSIGN_OR_RETURN(wire::Response r, HelloStep(req));
+  std::string challenge = r.challenge;
+  if (!challenge.empty()) {  // the server authenticates: prove the secret
+    if (secret.empty())
+      return Status(StatusCode::kPermissionDenied,
+                    "rpmp-server at " + server_ + " requires authentication: set " +
+                        auth::kSecretFileEnv + " to the cluster secret file");
+    std::string proof = auth::ClientProof(secret, challenge, client_nonce, address);
+    req.server_nonce = challenge;
+    req.proof = proof;
+    RPMP_ASSIGN_OR_RETURN(r, HelloStep(req));
+    std::string expected = auth::ServerProof(secret, challenge, client_nonce, r.h.session_tag);
+    if (!auth::Equal(r.server_proof, expected))
+      return Status(StatusCode::kPermissionDenied,
+                    "rpmp-server at " + server_ + " did not prove the cluster secret");
+  } else if (!secret.empty()) {
+    return Status(StatusCode::kPermissionDenied,
+                  "rpmp-server at " + server_ +
+                      " does not authenticate clients, but a cluster secret is configured: "
+                      "refusing it (give the server auth_secret_file)");
+  }
+  session_.store(r.session);
+  session_tag_.store(r.h.session_tag);
+  node_id_ = r.node_id;
+  max_inline_ = r.max_inline;
+  needs_hello_.store(false);
+  return Status::Ok();
+}
+
+}  // namespace rpmp

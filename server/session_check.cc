@@ -1,0 +1,162 @@
+// Session handling of the server (see server.h, sessions.h, docs/security.md): HELLO
+// with its challenge-response, the binding of every later frame to its session (id,
+// tag and sender address), per-session in-flight limits, BYE and idle expiry.
+// Runs on the progress thread; ReleaseSessionHold may run wherever a slot is recycled.
+#include <algorithm>
+
+#include "common/auth.h"
+#include "common/log.h"
+#include "server/server.h"
+#include "server/slot.h"
+
+namespace rpmp {
+
+void Server::HandleHello(Slot* s) {
+  const wire::Request& q = s->req;
+  bool auth = (q.h.flags & wire::kFlagAuth) != 0;
+  auto now = std::chrono::steady_clock::now();
+  std::unique_lock<std::mutex> lock(sessions_mu_);
+  StatusOr<PeerAddr> peer = sessions_->AcquirePeer(q.fabric_address);
+  if (!peer.ok()) {
+    lock.unlock();
+    RPMP_LOG_WARN("hello with an unusable address from '%.*s'",
+                  static_cast<int>(q.client_name.size()), q.client_name.data());
+    Recycle(s);  // nobody to answer
+    return;
+  }
+  s->peer = *peer;
+  s->has_peer = true;
+  s->peer_hold = std::string(q.fabric_address);  // until the reply is sent, unless a session takes it
+  if (!secret_.empty()) {
+    if (!auth) {
+      lock.unlock();
+      return ReplyError(s, Status(StatusCode::kPermissionDenied,
+                                  "this rpmp-server requires authentication: give the client the "
+                                  "cluster secret (RPMP_SECRET_FILE, spark.rpmp.auth.secret)"));
+    }
+    if (q.server_nonce.empty()) {  // step 1: a challenge, no session yet
+      s->resp.challenge = sessions_->NewChallenge(q.fabric_address, now);
+      s->resp.h.flags = wire::kFlagAuth;
+      lock.unlock();
+      return Reply(s);
+    }
+    bool fresh = sessions_->TakeChallenge(q.server_nonce, q.fabric_address, now);
+    if (!fresh || q.client_nonce.size() != auth::kNonceSize ||
+        !auth::Equal(q.proof, auth::ClientProof(secret_, q.server_nonce, q.client_nonce,
+                                                q.fabric_address))) {
+      lock.unlock();
+      RPMP_LOG_WARN("authentication failed for client '%.*s' (%s)",
+                    static_cast<int>(q.client_name.size()), q.client_name.data(),
+                    fresh ? "wrong secret" : "unknown or expired challenge");
+      return ReplyError(s, Status(StatusCode::kPermissionDenied,
+                                  fresh ? "authentication failed: wrong cluster secret"
+                                        : "authentication failed: unknown or expired challenge"));
+    }
+  }
+  // Legacy clients (no kFlagAuth) of a server without a secret get tag 0.
+  uint64_t tag = auth ? auth::RandomTag48() : 0;
+  StatusOr<uint32_t> id = sessions_->Create(q.fabric_address, *peer, tag);
+  if (!id.ok()) {
+    lock.unlock();
+    return ReplyError(s, id.status());
+  }
+  s->peer_hold.clear();  // the session owns the reference now
+  lock.unlock();
+  s->req.h.session = *id;
+  s->req.h.session_tag = tag;  // echoed in the reply header
+  RPMP_LOG_DEBUG("session %u: client '%.*s'%s", *id, static_cast<int>(q.client_name.size()),
+                 q.client_name.data(), secret_.empty() ? "" : " (authenticated)");
+  s->resp.session = *id;
+  s->resp.node_id = store_->NodeId();
+  s->resp.max_inline =
+      static_cast<uint32_t>(std::min(fabric_->traits().default_inline, wire::kMaxInline));
+  s->resp.max_inflight = config_.max_inflight_per_client;
+  if (auth) {
+    s->resp.h.flags = wire::kFlagAuth;
+    if (!secret_.empty())
+      s->resp.server_proof = auth::ServerProof(secret_, q.server_nonce, q.client_nonce, tag);
+  }
+  Reply(s);
+}
+
+bool Server::AdmitRequest(Slot* s, PeerAddr src) {
+  const wire::Header& h = s->req.h;
+  std::unique_lock<std::mutex> lock(sessions_mu_);
+  Session* session = sessions_->Find(h.session);
+  bool from_owner = !fabric_->reports_source() || (session != nullptr && src == session->peer);
+  if (session == nullptr || session->tag != h.session_tag || !from_owner) {
+    // A forged or stale session: never act on it, never answer to the session's
+    // address. A sender we know gets told why; anyone else is dropped.
+    counters_.malformed.fetch_add(1, std::memory_order_relaxed);
+    lock.unlock();
+    RPMP_LOG_DEBUG("refused %s naming session %u: %s", wire::OpName(h.op), h.session,
+                   session == nullptr ? "unknown session" : "tag or sender does not match");
+    if (fabric_->reports_source() && src != FI_ADDR_NOTAVAIL) {
+      s->peer = src;
+      s->has_peer = true;
+      ReplyError(s, Status(StatusCode::kPermissionDenied,
+                           "frame does not belong to session " + std::to_string(h.session)));
+    } else {
+      Recycle(s);
+    }
+    return false;
+  }
+  s->peer = session->peer;
+  s->has_peer = true;
+  session->last_used = std::chrono::steady_clock::now();
+  if (session->inflight >= sessions_->limits().max_inflight) {
+    // Over the limit: dropped without a reply. A reply would hold this slot until its
+    // send completes, which a stalled client never lets happen; well-behaved clients
+    // never get here (they send at most the max_inflight HELLO advertised).
+    counters_.errors.fetch_add(1, std::memory_order_relaxed);
+    lock.unlock();
+    RPMP_LOG_DEBUG("session %u: over %u requests in flight, %s dropped", h.session,
+                   sessions_->limits().max_inflight, wire::OpName(h.op));
+    s->has_peer = false;
+    Recycle(s);
+    return false;
+  }
+  session->inflight++;
+  s->counted_session = h.session;
+  return true;
+}
+
+void Server::ReleaseSessionHold(Slot* s) {
+  std::lock_guard<std::mutex> lock(sessions_mu_);
+  if (s->counted_session != 0) {
+    Session* session = sessions_->Find(s->counted_session);
+    if (session != nullptr && session->inflight > 0) session->inflight--;
+  }
+  if (!s->peer_hold.empty()) sessions_->ReleasePeer(s->peer_hold);
+}
+
+void Server::EndSession(Slot* s, uint32_t id) {
+  {
+    std::lock_guard<std::mutex> lock(sessions_mu_);
+    Session* session = sessions_->Find(id);
+    if (session != nullptr && s != nullptr) {  // the BYE's reply still goes to that address
+      s->peer_hold = session->address;
+      (void)sessions_->AcquirePeer(s->peer_hold);
+    }
+    sessions_->End(id);
+  }
+  raw_owners_.SessionEnded(id);
+}
+
+void Server::ExpireSessions() {
+  auto now = std::chrono::steady_clock::now();
+  if (now < next_expiry_) return;
+  next_expiry_ = now + std::chrono::seconds(1);
+  std::vector<uint32_t> gone;
+  {
+    std::lock_guard<std::mutex> lock(sessions_mu_);
+    gone = sessions_->ExpireIdle(now);
+    if (!gone.empty()) session_count_.store(sessions_->size(), std::memory_order_relaxed);
+  }
+  for (uint32_t id : gone) {
+    raw_owners_.SessionEnded(id);
+    RPMP_LOG_DEBUG("session %u expired (idle)", id);
+  }
+}
+
+}  // namespace rpmp
