@@ -238,6 +238,10 @@ class RpmpShuffleReaderTest {
     it.next() // a LIMIT 1: the task ends with the rest unread
     assertTrue(clients.liveBuffers > 0, "expected a chunk buffer in use")
     context.markTaskCompleted(None)
+    // Reads still in flight free their buffers as they complete (the server may still be
+    // writing into them until then): poll until none is left, with a deadline.
+    val deadline = System.nanoTime() + 10L * 1000 * 1000 * 1000
+    while (clients.liveBuffers != 0 && System.nanoTime() < deadline) Thread.onSpinWait()
     assertEquals(0, clients.liveBuffers, "RpmpBuffers left after an early task end")
   }
 }
