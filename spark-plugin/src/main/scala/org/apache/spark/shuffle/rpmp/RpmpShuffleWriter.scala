@@ -122,12 +122,7 @@ private[spark] class RpmpShuffleWriter[K, V, C](
     if (stopping) return None
     stopping = true
     try {
-      if (success) {
-        Some(MapStatuses(RpmpShuffleWriter.location(coords, mapId), partitionLengths, mapId,
-          rowChecksums.map(_.aggregated).getOrElse(0L)))
-      } else {
-        None // what this attempt appended is ignored: its id is in no MapStatus
-      }
+      RpmpShuffleWriter.mapStatus(success, coords, mapId, partitionLengths, rowChecksums)
     } finally {
       if (buffers != null) buffers.releaseAll()
       pending.clear()
@@ -138,6 +133,21 @@ private[spark] class RpmpShuffleWriter[K, V, C](
 }
 
 private[spark] object RpmpShuffleWriter {
+  /**
+   * What a map writer's stop(success) reports, for both writers: the MapStatus with the
+   * data-byte sizes and the row checksum (0 without one) when the attempt succeeded; None
+   * otherwise, so what the attempt appended is in no MapStatus and readers ignore it.
+   */
+  def mapStatus(
+      success: Boolean,
+      coords: RpmpShuffleCoordinates,
+      mapId: Long,
+      partitionLengths: Array[Long],
+      rowChecksums: Option[RowChecksums]): Option[MapStatus] =
+    if (!success) None
+    else Some(MapStatuses(location(coords, mapId), partitionLengths, mapId,
+      rowChecksums.map(_.aggregated).getOrElse(0L)))
+
   /** Host of every RPMP MapStatus location: no executor, worker or RPMP node has it. */
   val SyntheticHost = "rpmp-shuffle.invalid"
 

@@ -81,12 +81,7 @@ private[spark] class RpmpSortShuffleWriter[K, V, C](
     if (stopping) return None
     stopping = true
     try {
-      if (success) {
-        Some(MapStatuses(RpmpShuffleWriter.location(coords, mapId), partitionLengths, mapId,
-          rowChecksums.map(_.aggregated).getOrElse(0L)))
-      } else {
-        None // what this attempt appended is ignored: its id is in no MapStatus
-      }
+      RpmpShuffleWriter.mapStatus(success, coords, mapId, partitionLengths, rowChecksums)
     } finally {
       if (sorter != null) Utils.tryLogNonFatalError(sorter.freeAll())
       if (pusher != null) Utils.tryLogNonFatalError(pusher.release())
