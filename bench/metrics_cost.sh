@@ -19,7 +19,7 @@ stop_server() {
 trap 'stop_server; rm -rf "$work" /dev/shm/rpmp-metrics-cost-$$.pool' EXIT
 
 run() {  # run off|on: one server, one rpmp-bench, results appended to $work/results
-  local mode=$1 port=$((20000 + RANDOM % 20000)) extra=()
+  local mode=$1 port=$((20000 + RANDOM % 12700)) extra=()
   [ "$mode" = on ] && extra=(--metrics-listen 127.0.0.1:0)
   rm -f /dev/shm/rpmp-metrics-cost-$$.pool
   "$BIN/rpmp-server" --listen "127.0.0.1:$port" --pool "/dev/shm/rpmp-metrics-cost-$$.pool:1g" \

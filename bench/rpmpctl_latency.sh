@@ -16,12 +16,14 @@ RUNS=${1:-30}
 command -v hyperfine >/dev/null || { echo "hyperfine missing (apt-get install hyperfine)" >&2; exit 1; }
 
 run_dir=$(mktemp -d)
-base=$((20000 + RANDOM % 20000))
+base=$((20000 + RANDOM % 12700))
 export RPMP_RUN_DIR="$run_dir" RPMP_BASE_PORT=$base RPMP_BIN_DIR="$BIN" RPMP_POOL_SIZE=128m
 cleanup() { "$here/../deploy/local-cluster.sh" stop --wipe >/dev/null 2>&1 || true; rm -rf "$run_dir"; }
 trap cleanup EXIT
 "$here/../deploy/local-cluster.sh" start >/dev/null
-export RPMP_SECRET_FILE="$run_dir/secret"  # the cluster is secured (docs/security.md)
+# The cluster is secured (docs/security.md): the data plane's secret, and an application's
+# client certificate for the proxies' mutual TLS.
+export RPMP_SECRET_FILE="$run_dir/secret" RPMP_TLS_DIR="$run_dir/tls/client"
 proxies="127.0.0.1:$((base + 10)),127.0.0.1:$((base + 11))"
 server="127.0.0.1:$((base + 20))"
 "$BIN/rpmpctl" --proxy "$proxies" ns create bench --replicas 1 >/dev/null

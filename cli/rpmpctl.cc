@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -30,6 +31,9 @@ constexpr const char* kUsage =
     "               [--provider P] COMMAND ...\n"
     "  without --server and --proxy, RPMP_PROXIES (HOST:PORT,...) names the proxies;\n"
     "  with proxies, data commands go to the right servers of the cluster.\n"
+    "  credentials come from the environment, never the command line: RPMP_SECRET_FILE\n"
+    "  (the cluster secret) and RPMP_TLS_DIR (ca.crt, client.crt, client.key: mutual TLS\n"
+    "  to the proxies; drain and deleting others' namespaces need an admin certificate).\n"
     "commands:\n"
     "  put NS KEY FILE [--tag N]     store FILE ('-' = stdin) as the only record of KEY\n"
     "  append NS KEY FILE [--tag N]  add FILE as one more record of KEY\n"
@@ -150,6 +154,20 @@ int RunCommand(Client& c, const Args& a) {
     for (const PoolInfo& p : s->pools)
       std::printf("pool %s [%s] capacity %s used %s free %s\n", p.path.c_str(), p.medium.c_str(),
                   HumanBytes(p.capacity).c_str(), HumanBytes(p.used).c_str(), HumanBytes(p.free).c_str());
+    const CompactionInfo& k = s->compaction;
+    std::string last = "never";
+    if (k.last_run_unix_ms != 0) {
+      long long ago = static_cast<long long>(
+          std::chrono::duration_cast<std::chrono::milliseconds>(
+              std::chrono::system_clock::now().time_since_epoch()).count()) -
+          static_cast<long long>(k.last_run_unix_ms);
+      last = std::to_string(ago < 0 ? 0 : ago / 1000) + "s ago";
+    }
+    std::printf("compaction %s dead %s segments_compacted %llu records_moved %llu bytes_moved %s "
+                "last_run %s\n",
+                !k.enabled ? "off" : k.running ? "running" : "idle", HumanBytes(k.dead_bytes).c_str(),
+                static_cast<unsigned long long>(k.segments), static_cast<unsigned long long>(k.records),
+                HumanBytes(k.bytes).c_str(), last.c_str());
     return 0;
   }
   if (cmd == "alloc" && need(1)) {

@@ -121,6 +121,11 @@ size_t EncodeRequest(const Request& r, char* buf, size_t cap) {
     if (!TakesFence(r.h.op)) return 0;
     w.U64(r.fence_epoch); w.U64(r.fence_primary);
   }
+  if (r.h.flags & kFlagTagFilter) {
+    if (r.h.op != Op::kGetMeta || r.tag_filter.empty() || r.tag_filter.size() > kMaxFilterTags) return 0;
+    w.U32(static_cast<uint32_t>(r.tag_filter.size()));
+    for (uint64_t t : r.tag_filter) w.U64(t);
+  }
   return Finish(w);
 }
 
@@ -211,6 +216,14 @@ Status DecodeRequest(const char* buf, size_t len, Request* r) {
   } else {
     r->fence_epoch = r->fence_primary = 0;
   }
+  r->tag_filter.clear();
+  if (r->h.flags & kFlagTagFilter) {
+    if (r->h.op != Op::kGetMeta) return Bad("a tag filter on an op other than get_meta");
+    uint32_t n = rd.U32();
+    if (rd.ok() && (n == 0 || n > kMaxFilterTags))
+      return Bad("a tag filter must name 1 to 4096 tags");
+    for (uint32_t i = 0; i < n && rd.ok(); i++) r->tag_filter.push_back(rd.U64());
+  }
   if (!rd.ok()) return Bad("body truncated or a field over its limit");
   if (rd.remaining() != 0) return Bad("trailing bytes after the body");
   return Status::Ok();
@@ -241,6 +254,10 @@ size_t EncodeResponse(const Response& r, char* buf, size_t cap) {
       for (const RecordMeta& m : r.records) {
         w.U64(m.tag); w.U64(m.length); w.U32(m.crc); w.U32(m.pool); w.U64(m.rma_addr); w.U64(m.rma_key);
       }
+      if (r.h.flags & kFlagTagFilter) {
+        for (const RecordMeta& m : r.records) w.U32(m.index);
+        w.U32(r.next_start);
+      }
       break;
     case Op::kList:
       w.U8(r.more ? 1 : 0); w.U32(static_cast<uint32_t>(r.keys.size()));
@@ -251,6 +268,12 @@ size_t EncodeResponse(const Response& r, char* buf, size_t cap) {
       w.U64(r.live_bytes); w.U32(static_cast<uint32_t>(r.pools.size()));
       for (const PoolEntry& p : r.pools) {
         w.Str(p.path); w.Str(p.medium); w.U64(p.capacity); w.U64(p.used); w.U64(p.free);
+      }
+      if (r.h.flags & kFlagStatCompaction) {
+        const CompactionEntry& c = r.compaction;
+        w.U64(c.dead_bytes); w.U64(c.segments); w.U64(c.records); w.U64(c.bytes);
+        w.U64(c.steps); w.U64(c.last_run_unix_ms);
+        w.U8(static_cast<uint8_t>((c.enabled ? 1 : 0) | (c.running ? 2 : 0)));
       }
       break;
     case Op::kAlloc:
@@ -308,6 +331,12 @@ Status DecodeResponse(const char* buf, size_t len, Response* r) {
           m.rma_addr = rd.U64(); m.rma_key = rd.U64();
           r->records.push_back(m);
         }
+        if (r->h.flags & kFlagTagFilter) {
+          for (RecordMeta& m : r->records) m.index = rd.U32();
+          r->next_start = rd.U32();
+        } else {
+          r->next_start = 0;
+        }
         break;
       }
       case Op::kList: {
@@ -331,6 +360,13 @@ Status DecodeResponse(const char* buf, size_t len, Response* r) {
           p.path = std::string(rd.Str(4096)); p.medium = std::string(rd.Str(256));
           p.capacity = rd.U64(); p.used = rd.U64(); p.free = rd.U64();
           r->pools.push_back(std::move(p));
+        }
+        if (r->h.flags & kFlagStatCompaction) {
+          CompactionEntry& c = r->compaction;
+          c.dead_bytes = rd.U64(); c.segments = rd.U64(); c.records = rd.U64(); c.bytes = rd.U64();
+          c.steps = rd.U64(); c.last_run_unix_ms = rd.U64();
+          uint8_t bits = rd.U8();
+          c.enabled = bits & 1; c.running = (bits & 2) != 0;
         }
         break;
       }

@@ -58,7 +58,22 @@ enum HeaderFlags : uint16_t {
   // namespace epoch it acts in and its node id. The member refuses frames of an older
   // epoch or from a node that is not that epoch's primary (docs/cluster.md).
   kFlagFence = 32,
+  // GET_META only: the request body ends (after start and max) with `u32 n, n x u64 tag`
+  // (1..kMaxFilterTags tags): only records with one of these tags are listed, from
+  // record index `start` on. The response then ends with `n x u32 index` (each listed
+  // record's place in the whole list) and `u32 next_start`, the record index the next
+  // page starts from (docs/wire-protocol.md).
+  kFlagTagFilter = 256,
+  // STAT only: on a request, asks for the compaction block; on a response, the body
+  // ends with it (u64 dead_bytes, compacted_segments, compacted_records,
+  // compacted_bytes, compaction_steps, compaction_last_run_unix_ms, u8 bits: 1 =
+  // compaction enabled, 2 = running). A server that predates it ignores the request
+  // flag and answers without the block; a client reads the block only when the
+  // response carries the flag.
+  kFlagStatCompaction = 128,
 };
+
+constexpr uint32_t kMaxFilterTags = 4096;  // 32 KiB of tags: fits a frame with any key
 
 constexpr uint64_t kMaxTag = (1ull << 48) - 1;
 
@@ -103,12 +118,14 @@ struct Request {
   WriteId write_id;                 // with kFlagWriteId (put append del)
   uint64_t fence_epoch = 0;         // with kFlagFence (replica put append del deletens)
   uint64_t fence_primary = 0;
+  std::vector<uint64_t> tag_filter; // with kFlagTagFilter (meta)
 };
 
 struct RecordMeta {
   uint64_t tag = 0, length = 0;
   uint32_t crc = 0, pool = 0;
   uint64_t rma_addr = 0, rma_key = 0;
+  uint32_t index = 0;  // GET_META with kFlagTagFilter: the record's place in the whole list
 };
 
 struct KeyEntry {
@@ -120,6 +137,11 @@ struct KeyEntry {
 struct PoolEntry {
   std::string path, medium;
   uint64_t capacity = 0, used = 0, free = 0;
+};
+
+struct CompactionEntry {
+  uint64_t dead_bytes = 0, segments = 0, records = 0, bytes = 0, steps = 0, last_run_unix_ms = 0;
+  bool enabled = false, running = false;
 };
 
 enum class GetOutcome : uint8_t { kInline = 0, kWrittenToRma = 1, kNeedsBuffer = 2 };
@@ -139,12 +161,14 @@ struct Response {
   std::string_view inline_data;
   // meta
   std::vector<RecordMeta> records;
+  uint32_t next_start = 0;           // meta with kFlagTagFilter: where the next page starts
   // list
   std::vector<KeyEntry> keys;
   bool more = false;
   // stat
   uint64_t namespaces = 0, key_count = 0, record_total = 0, live_bytes = 0;
   std::vector<PoolEntry> pools;
+  CompactionEntry compaction;  // with kFlagStatCompaction
   // alloc
   uint32_t pool = 0;
   uint64_t offset = 0;

@@ -135,6 +135,57 @@ TEST_CASE("a fence (epoch, primary) rides after the write id on replica frames")
   CHECK(EncodeRequest(get, buf.data(), buf.size()) == 0);  // only writes carry a fence
 }
 
+TEST_CASE("a tag filter rides at the end of get_meta; its reply carries next_start") {
+  Request r;
+  r.h.op = Op::kGetMeta;
+  r.h.flags = kFlagTagFilter;
+  r.ns = "spark/a/0";
+  r.key = "3";
+  r.start = 10;
+  r.max = 1000;
+  r.tag_filter = {7, 0xFFFFFFFFFFFFull, 1};
+  std::string frame = Encode(r);
+  Request d;
+  REQUIRE(DecodeRequest(frame.data(), frame.size(), &d).ok());
+  CHECK(d.tag_filter == r.tag_filter);
+  CHECK(d.start == 10);
+  REQUIRE(DecodeRequest(Encode(PutInline("x")).data(), Encode(PutInline("x")).size(), &d).ok());
+  CHECK(d.tag_filter.empty());  // a reused Request forgets the last filter
+
+  std::string buf(kMaxFrame, '\0');
+  Request bad = r;
+  bad.tag_filter.clear();  // a filter with no tags cannot be encoded...
+  CHECK(EncodeRequest(bad, buf.data(), buf.size()) == 0);
+  bad.tag_filter.assign(kMaxFilterTags + 1, 1);  // ...nor one over the limit
+  CHECK(EncodeRequest(bad, buf.data(), buf.size()) == 0);
+  Request put = PutInline("p");
+  put.h.flags |= kFlagTagFilter;
+  put.tag_filter = {1};
+  CHECK(EncodeRequest(put, buf.data(), buf.size()) == 0);  // get_meta only
+  size_t count_at = frame.size() - 3 * 8 - 4;  // and a decoder refuses a count of 0
+  std::string zero = frame.substr(0, count_at + 4);
+  std::memset(&zero[count_at], 0, 4);
+  uint32_t len = static_cast<uint32_t>(zero.size());  // the header's frame length (LE)
+  std::memcpy(&zero[8], &len, 4);
+  Status z = DecodeRequest(zero.data(), zero.size(), &d);
+  CHECK(z.code() == StatusCode::kInvalidArgument);
+  CHECK(z.message().find("tag filter") != std::string::npos);
+
+  Response resp;
+  resp.h.op = Op::kGetMeta;
+  resp.h.flags = kFlagTagFilter;
+  resp.more = true;
+  resp.next_start = 1234;
+  resp.records = {{7, 100, 1, 0, 64, 2, 1233}};
+  size_t n = EncodeResponse(resp, buf.data(), buf.size());
+  Response dr;
+  REQUIRE(DecodeResponse(buf.data(), n, &dr).ok());
+  CHECK(dr.next_start == 1234);
+  REQUIRE(dr.records.size() == 1);
+  CHECK(dr.records[0].tag == 7);
+  CHECK(dr.records[0].index == 1233);
+}
+
 TEST_CASE("malformed write ids are rejected and cannot be encoded") {
   Request r = PutInline("idem");
   r.h.flags = kFlagInline | kFlagWriteId;
@@ -241,6 +292,23 @@ TEST_CASE("responses round-trip for meta, list, stat and errors") {
   REQUIRE(DecodeResponse(buf.data(), n, &ds).ok());
   REQUIRE(ds.pools.size() == 1);
   CHECK(ds.pools[0].free == 60);
+  CHECK(ds.compaction.segments == 0);  // no block without the flag
+
+  s.h.flags = kFlagStatCompaction;
+  s.compaction = {1000, 3, 40, 5000, 7, 1700000000000ull, true, true};
+  n = EncodeResponse(s, buf.data(), buf.size());
+  Response dc;
+  REQUIRE(DecodeResponse(buf.data(), n, &dc).ok());
+  CHECK(dc.pools.size() == 1);
+  CHECK(dc.compaction.dead_bytes == 1000);
+  CHECK(dc.compaction.segments == 3);
+  CHECK(dc.compaction.records == 40);
+  CHECK(dc.compaction.bytes == 5000);
+  CHECK(dc.compaction.steps == 7);
+  CHECK(dc.compaction.last_run_unix_ms == 1700000000000ull);
+  CHECK(dc.compaction.enabled);
+  CHECK(dc.compaction.running);
+  for (size_t len = 0; len < n; len++) CHECK(!DecodeResponse(buf.data(), len, &dc).ok());
 }
 
 TEST_CASE("every truncation of a valid frame is rejected") {

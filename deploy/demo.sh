@@ -21,8 +21,9 @@ trap 'deploy/local-cluster.sh stop --wipe >/dev/null 2>&1 || true' EXIT
 echo "== start a local cluster (pools on /dev/shm, logs in $RPMP_RUN_DIR)"
 deploy/local-cluster.sh stop --wipe >/dev/null 2>&1 || true
 deploy/local-cluster.sh start | sed 's/^/   /'
-eval "$(deploy/local-cluster.sh status | grep -E '^(RPMP_PROXIES|RPMP_SECRET_FILE)=')"
-export RPMP_PROXIES RPMP_SECRET_FILE  # the cluster secret (docs/security.md)
+eval "$(deploy/local-cluster.sh status | grep -E '^(RPMP_PROXIES|RPMP_SECRET_FILE|RPMP_TLS_DIR)=')"
+# The cluster secret and a client certificate for the proxies' mutual TLS (docs/security.md).
+export RPMP_PROXIES RPMP_SECRET_FILE RPMP_TLS_DIR
 CTL="$BIN/rpmpctl --proxy $RPMP_PROXIES"
 
 echo "== a namespace with 2 copies of every record"

@@ -2,7 +2,7 @@
 # A whole RPMP cluster on loopback for development and demos: one etcd, two
 # rpmp-proxy (leader + standby) and three rpmp-server with pools on /dev/shm.
 #
-#   deploy/local-cluster.sh start|stop|status|restart
+#   deploy/local-cluster.sh start [--tls|--insecure]|stop [--wipe]|status|restart
 #
 # Ports (fixed, from RPMP_BASE_PORT, default 7400):
 #   etcd client BASE, etcd peer BASE+1, proxies BASE+10 and BASE+11,
@@ -16,9 +16,14 @@
 # Proxy flags come from RPMP_PROXY_FLAGS (default: deploy/rpmp-proxy.flags values
 # tuned for quick failover on one machine).
 # Secured by default (docs/security.md): start generates a cluster secret into
-# RUN/secret (openssl, mode 600) and the servers require it; `status` prints
-# RPMP_SECRET_FILE=... for clients (rpmpctl, rpmp-bench, librpmp, the Java client).
-# RPMP_INSECURE=1 starts the servers without a secret (loopback, protected mode).
+# RUN/secret (openssl, mode 600) and the servers require it; it also makes a CA and
+# certificates in RUN/tls (deploy/make-certs.sh): etcd serves TLS and requires client
+# certificates, the proxies serve mutual TLS, each server heartbeats with its own node
+# certificate. `status` prints RPMP_SECRET_FILE=... and RPMP_TLS_DIR=... (an
+# application's certificate) for clients (rpmpctl, rpmp-bench, librpmp, the Java
+# client); RUN/tls/admin is the operator's RPMP_TLS_DIR (drain, deleting any namespace).
+# `start --insecure` (or RPMP_INSECURE=1) starts everything without a secret or TLS
+# (loopback, protected mode); `start --tls` is the default, spelled out.
 set -euo pipefail
 
 here="$(cd "$(dirname "$0")" && pwd)"
@@ -31,6 +36,8 @@ NSERVERS=3
 ETCD_PORT=$BASE
 PROXIES="127.0.0.1:$((BASE + 10)),127.0.0.1:$((BASE + 11))"
 SECRET="$RUN/secret"
+TLS="$RUN/tls"
+secured() { [ "${RPMP_INSECURE:-0}" != 1 ]; }
 
 die() { echo "local-cluster: $*" >&2; exit 1; }
 
@@ -46,6 +53,24 @@ wait_for() {
 
 alive() { [ -f "$RUN/$1.pid" ] && kill -0 "$(cat "$RUN/$1.pid")" 2>/dev/null; }
 
+# wait_logged NAME SECONDS PATTERN: polls NAME.log for PATTERN; fails at once, with the
+# log's tail, if NAME exits first, and with the tail after SECONDS.
+wait_logged() {
+  local name=$1 secs=$2 pattern=$3
+  local deadline=$((SECONDS + secs))
+  until grep -q "$pattern" "$RUN/$name.log" 2>/dev/null; do
+    if ! alive "$name"; then
+      tail -n 30 "$RUN/$name.log" >&2 2>/dev/null || true
+      die "$name exited before logging '$pattern' (log: $RUN/$name.log)"
+    fi
+    if [ $SECONDS -ge $deadline ]; then
+      tail -n 30 "$RUN/$name.log" >&2 2>/dev/null || true
+      die "timed out after ${secs}s waiting for $name to log '$pattern' (log: $RUN/$name.log)"
+    fi
+    sleep 0.1
+  done
+}
+
 spawn() {  # spawn NAME COMMAND...: runs in the background, stdout+stderr to NAME.log
   local name=$1; shift
   alive "$name" && { echo "$name already running (pid $(cat "$RUN/$name.pid"))"; return; }
@@ -53,39 +78,53 @@ spawn() {  # spawn NAME COMMAND...: runs in the background, stdout+stderr to NAM
   echo $! >"$RUN/$name.pid"
 }
 
-live_nodes() { "$BIN/rpmpctl" --proxy "$PROXIES" nodes 2>/dev/null | grep -c ' LIVE ' || true; }
+live_nodes() { ctl nodes 2>/dev/null | grep -c ' LIVE ' || true; }
+# ctl ARGS...: rpmpctl against the proxies, with the application's certificate when secured.
+ctl() {
+  if secured; then RPMP_TLS_DIR="$TLS/client" "$BIN/rpmpctl" --proxy "$PROXIES" "$@"
+  else "$BIN/rpmpctl" --proxy "$PROXIES" "$@"; fi
+}
 three_live() { [ "$(live_nodes)" -ge "$NSERVERS" ]; }
 
 start() {
   for b in rpmp-server rpmp-proxy rpmpctl; do [ -x "$BIN/$b" ] || die "$BIN/$b missing: build first (or set RPMP_BIN_DIR)"; done
   command -v etcd >/dev/null || die "etcd not found (Debian package etcd-server)"
   mkdir -p "$RUN"
-  local auth=()
-  if [ "${RPMP_INSECURE:-0}" != 1 ]; then
+  local auth=() etcd_tls=() proxy_tls=() scheme=http curl_tls=()
+  if secured; then
+    command -v openssl >/dev/null || die "openssl not found (needed to generate the cluster secret and certificates)"
     if [ ! -s "$SECRET" ]; then
-      command -v openssl >/dev/null || die "openssl not found (needed to generate the cluster secret)"
       (umask 077 && openssl rand -hex 32 >"$SECRET")
     fi
     auth=(--auth-secret-file "$SECRET")
     export RPMP_SECRET_FILE="$SECRET"
+    "$here/make-certs.sh" "$TLS" --hosts 127.0.0.1,localhost --nodes node0,node1,node2
+    scheme=https
+    etcd_tls=(--cert-file "$TLS/etcd.crt" --key-file "$TLS/etcd.key" --client-cert-auth --trusted-ca-file "$TLS/ca.crt")
+    curl_tls=(--cacert "$TLS/ca.crt" --cert "$TLS/proxy.crt" --key "$TLS/proxy.key")
+    proxy_tls=(--tls-cert "$TLS/proxy.crt" --tls-key "$TLS/proxy.key" --tls-ca "$TLS/ca.crt"
+      --etcd-ca "$TLS/ca.crt" --etcd-cert "$TLS/proxy.crt" --etcd-key "$TLS/proxy.key")
   fi
   spawn etcd etcd --name rpmp-local --data-dir "$RUN/etcd-data" \
-    --listen-client-urls "http://127.0.0.1:$ETCD_PORT" --advertise-client-urls "http://127.0.0.1:$ETCD_PORT" \
+    --listen-client-urls "$scheme://127.0.0.1:$ETCD_PORT" --advertise-client-urls "$scheme://127.0.0.1:$ETCD_PORT" \
     --listen-peer-urls "http://127.0.0.1:$((BASE + 1))" --initial-advertise-peer-urls "http://127.0.0.1:$((BASE + 1))" \
-    --initial-cluster "rpmp-local=http://127.0.0.1:$((BASE + 1))"
-  wait_for "etcd health" 30 curl -sf "http://127.0.0.1:$ETCD_PORT/health"
+    --initial-cluster "rpmp-local=http://127.0.0.1:$((BASE + 1))" ${etcd_tls[@]+"${etcd_tls[@]}"}
+  wait_for "etcd health" 30 curl -sf ${curl_tls[@]+"${curl_tls[@]}"} "$scheme://127.0.0.1:$ETCD_PORT/health"
   for i in 0 1; do
     # shellcheck disable=SC2086
     spawn "proxy$i" "$BIN/rpmp-proxy" --listen "127.0.0.1:$((BASE + 10 + i))" \
-      --metrics-listen "127.0.0.1:$((BASE + 40 + i))" --etcd "http://127.0.0.1:$ETCD_PORT" $PROXY_FLAGS
+      --metrics-listen "127.0.0.1:$((BASE + 40 + i))" --etcd "$scheme://127.0.0.1:$ETCD_PORT" \
+      ${proxy_tls[@]+"${proxy_tls[@]}"} $PROXY_FLAGS
   done
-  for i in 0 1; do wait_for "proxy$i" 30 grep -q "listening on" "$RUN/proxy$i.log"; done
+  for i in 0 1; do wait_logged "proxy$i" 30 "listening on"; done
   for i in $(seq 0 $((NSERVERS - 1))); do
+    local node_tls=()
+    secured && node_tls=(--tls-ca "$TLS/ca.crt" --tls-cert "$TLS/node$i.crt" --tls-key "$TLS/node$i.key")
     spawn "server$i" "$BIN/rpmp-server" --listen "127.0.0.1:$((BASE + 20 + i))" \
       --pool "/dev/shm/rpmp-cluster-$BASE-$i.pool:$POOL_SIZE" --proxy "$PROXIES" ${auth[@]+"${auth[@]}"} \
-      --metrics-listen "127.0.0.1:$((BASE + 30 + i))"
+      ${node_tls[@]+"${node_tls[@]}"} --metrics-listen "127.0.0.1:$((BASE + 30 + i))"
   done
-  for i in $(seq 0 $((NSERVERS - 1))); do wait_for "server$i ready" 60 grep -q "rpmp-server ready" "$RUN/server$i.log"; done
+  for i in $(seq 0 $((NSERVERS - 1))); do wait_logged "server$i" 60 "rpmp-server ready"; done
   wait_for "$NSERVERS LIVE nodes" 30 three_live
   status
 }
@@ -116,22 +155,32 @@ status() {
     if alive "$name"; then state="running pid $(cat "$RUN/$name.pid")"; else state="stopped"; fi
     printf '  %-8s %s\n' "$name" "$state"
   done
-  echo "etcd:     http://127.0.0.1:$ETCD_PORT"
+  if secured; then echo "etcd:     https://127.0.0.1:$ETCD_PORT (client certificates required)"
+  else echo "etcd:     http://127.0.0.1:$ETCD_PORT"; fi
   echo "servers:  127.0.0.1:$((BASE + 20)) 127.0.0.1:$((BASE + 21)) 127.0.0.1:$((BASE + 22))"
   echo "metrics:"
   for i in 0 1; do printf '  %-8s http://127.0.0.1:%d/metrics\n' "proxy$i" $((BASE + 40 + i)); done
   for i in $(seq 0 $((NSERVERS - 1))); do
     printf '  %-8s http://127.0.0.1:%d/metrics\n' "server$i" $((BASE + 30 + i))
   done
-  "$BIN/rpmpctl" --proxy "$PROXIES" nodes 2>&1 | sed 's/^/  /' || true
-  [ -s "$SECRET" ] && [ "${RPMP_INSECURE:-0}" != 1 ] && echo "RPMP_SECRET_FILE=$SECRET"
+  ctl nodes 2>&1 | sed 's/^/  /' || true
+  if secured; then
+    [ -s "$SECRET" ] && echo "RPMP_SECRET_FILE=$SECRET"
+    [ -s "$TLS/client/client.crt" ] && echo "RPMP_TLS_DIR=$TLS/client"
+  fi
   echo "RPMP_PROXIES=$PROXIES"
 }
 
 case "${1:-}" in
-  start) start ;;
+  start)
+    case "${2:-}" in
+      "" | --tls) ;;
+      --insecure) RPMP_INSECURE=1 ;;
+      *) echo "usage: $0 start [--tls|--insecure]" >&2; exit 2 ;;
+    esac
+    start ;;
   stop) stop "${2:-}" ;;
   status) status ;;
   restart) stop; start ;;
-  *) echo "usage: $0 start|stop [--wipe]|status|restart" >&2; exit 2 ;;
+  *) echo "usage: $0 start [--tls|--insecure]|stop [--wipe]|status|restart" >&2; exit 2 ;;
 esac

@@ -48,7 +48,10 @@ std::vector<std::string> ProxiesFromFlagOrEnv(const std::string& flag_value) {
 }
 
 ProxyClient::ProxyClient(std::vector<std::string> proxies, ProxyClientOptions options)
-    : proxies_(std::move(proxies)), options_(options) {}
+    : proxies_(std::move(proxies)),
+      options_(options),
+      creds_(ProxyChannelCredentials(options.tls.empty() ? TlsFilesFromEnv() : options.tls)),
+      tls_(!options.tls.empty() || !TlsFilesFromEnv().empty()) {}
 
 ProxyClient::~ProxyClient() = default;
 
@@ -71,7 +74,7 @@ v1::Proxy::Stub* ProxyClient::StubFor(const std::string& addr) {
   args.SetInt(GRPC_ARG_INITIAL_RECONNECT_BACKOFF_MS, 100);
   args.SetInt(GRPC_ARG_MIN_RECONNECT_BACKOFF_MS, 100);
   args.SetInt(GRPC_ARG_MAX_RECONNECT_BACKOFF_MS, 1000);
-  auto channel = grpc::CreateCustomChannel(addr, grpc::InsecureChannelCredentials(), args);
+  auto channel = grpc::CreateCustomChannel(addr, *creds_, args);
   auto stub = v1::Proxy::NewStub(channel);
   v1::Proxy::Stub* p = stub.get();
   stubs_[addr] = std::move(stub);
@@ -93,6 +96,7 @@ std::vector<std::string> ProxyClient::Order(bool leader_only) {
 template <typename Req, typename Resp, typename Method>
 StatusOr<Resp> ProxyClient::Invoke(const char* what, bool leader_only, const Req& req, Method method) {
   if (proxies_.empty()) return Status::InvalidArgument("no proxy given (use --proxy or RPMP_PROXIES)");
+  if (!creds_.ok()) return creds_.status().Annotate(std::string(what));
   std::chrono::milliseconds retry_for;
   {
     std::lock_guard<std::mutex> lock(mu_);
@@ -129,8 +133,11 @@ StatusOr<Resp> ProxyClient::Invoke(const char* what, bool leader_only, const Req
         if (leader_ == addr) leader_.clear();
       }
     }
-    if (std::chrono::steady_clock::now() + backoff > give_up)
-      return last.Annotate(std::string(what) + ": no proxy answered");
+    if (std::chrono::steady_clock::now() + backoff > give_up) {
+      Status s = last.Annotate(std::string(what) + ": no proxy answered");
+      if (!tls_) s = Status(s.code(), s.message() + " (if the proxies serve TLS, set " + kTlsDirEnv + ")");
+      return s;
+    }
     std::this_thread::sleep_for(backoff);
     backoff = std::min(backoff * 2, std::chrono::milliseconds(500));
   }

@@ -5,6 +5,8 @@
 // leader-only calls there, and retries UNAVAILABLE answers with backoff until
 // `retry_for` has passed. Other errors come back at once, with the proxy's message;
 // gRPC codes map one-to-one onto rpmp::StatusCode.
+// Channels use mutual TLS when ProxyClientOptions::tls or $RPMP_TLS_DIR names the
+// files (proxy_credentials.h), plaintext otherwise.
 //
 // Threads: every method may be called from any thread concurrently.
 #pragma once
@@ -17,6 +19,7 @@
 #include <vector>
 
 #include "common/status.h"
+#include "proto/proxy_credentials.h"
 #include "proto/rpmp.grpc.pb.h"
 
 namespace rpmp {
@@ -24,6 +27,9 @@ namespace rpmp {
 struct ProxyClientOptions {
   std::chrono::milliseconds rpc_timeout{2000};  // one attempt against one proxy
   std::chrono::milliseconds retry_for{15000};   // keep retrying UNAVAILABLE this long
+  // Mutual TLS to the proxies; empty = from $RPMP_TLS_DIR, plaintext when that is unset
+  // too (proxy_credentials.h).
+  TlsFiles tls;
 };
 
 class ProxyClient {
@@ -60,6 +66,9 @@ class ProxyClient {
 
   const std::vector<std::string> proxies_;
   ProxyClientOptions options_;
+  // The channel credentials, or why there are none (every call returns that error).
+  StatusOr<std::shared_ptr<grpc::ChannelCredentials>> creds_;
+  bool tls_;  // credentials are TLS (else plaintext)
   mutable std::mutex mu_;
   std::string leader_, last_good_;
   std::unordered_map<std::string, std::unique_ptr<v1::Proxy::Stub>> stubs_;

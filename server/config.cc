@@ -3,7 +3,10 @@
 
 #include <yaml-cpp/yaml.h>
 
+#include <cstdlib>
 #include <cstring>
+#include <fstream>
+#include <utility>
 
 #include "common/config_util.h"
 #include "transport/providers.h"
@@ -33,6 +36,35 @@ std::vector<std::string> SplitComma(const std::string& s) {
   return out;
 }
 
+// "off" or a number in [0, 1) (0 = off): the dead share that makes a segment worth
+// compacting. 1 would never trigger (a fully dead segment is freed without it).
+StatusOr<double> ParseFraction(const std::string& s) {
+  if (s == "off") return 0.0;
+  char* end = nullptr;
+  double d = std::strtod(s.c_str(), &end);
+  if (s.empty() || end == nullptr || *end != '\0' || !(d >= 0 && d < 1))
+    return Status::InvalidArgument("compaction threshold '" + s + "' is not 'off' or a fraction "
+                                   "in [0, 1) such as 0.5");
+  return d;
+}
+
+// The TLS files to the proxy: all three or none, each readable.
+Status CheckTlsFiles(const ServerConfig& c) {
+  const std::pair<const char*, const std::string*> files[] = {
+      {"tls_ca_file (--tls-ca)", &c.tls_ca_file},
+      {"tls_cert_file (--tls-cert)", &c.tls_cert_file},
+      {"tls_key_file (--tls-key)", &c.tls_key_file}};
+  int set = 0;
+  for (const auto& [name, path] : files) set += path->empty() ? 0 : 1;
+  if (set == 0) return Status::Ok();
+  for (const auto& [name, path] : files) {
+    if (set != 3 && path->empty())
+      return Status::InvalidArgument(std::string(name) + " is missing: the TLS CA, certificate and key go together");
+    if (!std::ifstream(*path)) return Status::InvalidArgument(std::string(name) + " '" + *path + "' cannot be read");
+  }
+  return Status::Ok();
+}
+
 }  // namespace
 
 bool IsLoopbackHost(const std::string& host) {
@@ -44,12 +76,22 @@ const char* ServerUsage() {
          "                   [--provider tcp;ofi_rxm|verbs;ofi_rxm|shm] [--segment-size SIZE]\n"
          "                   [--proxy HOST:PORT[,HOST:PORT]] [--replication-timeout DURATION]\n"
          "                   [--auth-secret-file FILE] [--insecure] [--metrics-listen HOST:PORT]\n"
+         "                   [--busy-poll] [--rma-timeout DURATION]\n"
+         "                   [--compaction-threshold FRACTION|off] [--compaction-rate SIZE]\n"
+         "                   [--compaction-grace DURATION]\n"
+         "                   [--tls-ca FILE --tls-cert FILE --tls-key FILE]\n"
          "  --pool may be repeated; a missing pool file is created with SIZE,\n"
          "  an existing one is reopened (SIZE is then ignored). Devdax: --pool /dev/dax0.0:0\n"
          "  Without --auth-secret-file only loopback addresses are served unless --insecure\n"
-         "  (docs/security.md).\n"
+         "  (docs/security.md). --tls-*: mutual TLS to rpmp-proxy with this node's certificate.\n"
          "  --metrics-listen serves Prometheus metrics on http://HOST:PORT/metrics (off by\n"
-         "  default; port 0 picks a free port, printed on the ready line)\n";
+         "  default; port 0 picks a free port, printed on the ready line)\n"
+         "  --busy-poll: the progress thread polls without sleeping (lower latency, one core\n"
+         "  kept busy; docs/operations.md)\n"
+         "  --compaction-threshold: compact segments at least this share dead (default 0.5;\n"
+         "  0 or off: never); --compaction-rate: bytes copied per second at most (default\n"
+         "  64M); --compaction-grace: how long an emptied segment is kept for one-sided\n"
+         "  readers (default 5s)\n";
 }
 
 Status LoadServerConfigFile(const std::string& path, ServerConfig* c) {
@@ -76,9 +118,17 @@ Status LoadServerConfigFile(const std::string& path, ServerConfig* c) {
       else if (k == "replication_timeout") { RPMP_ASSIGN_OR_RETURN(c->replication_timeout, ParseDuration(v.as<std::string>())); }
       else if (k == "auth_secret_file") c->auth_secret_file = v.as<std::string>();
       else if (k == "insecure") c->insecure = v.as<bool>();
+      else if (k == "busy_poll") c->busy_poll = v.as<bool>();
+      else if (k == "tls_ca_file") c->tls_ca_file = v.as<std::string>();
+      else if (k == "tls_cert_file") c->tls_cert_file = v.as<std::string>();
+      else if (k == "tls_key_file") c->tls_key_file = v.as<std::string>();
       else if (k == "max_sessions_per_address") c->max_sessions_per_address = v.as<uint32_t>();
       else if (k == "session_idle_timeout") { RPMP_ASSIGN_OR_RETURN(c->session_idle_timeout, ParseDuration(v.as<std::string>())); }
+      else if (k == "rma_timeout") { RPMP_ASSIGN_OR_RETURN(c->rma_timeout, ParseDuration(v.as<std::string>())); }
       else if (k == "metrics_listen") c->metrics_listen = v.as<std::string>();
+      else if (k == "compaction_threshold") { RPMP_ASSIGN_OR_RETURN(c->compaction_threshold, ParseFraction(v.as<std::string>())); }
+      else if (k == "compaction_rate") { RPMP_ASSIGN_OR_RETURN(c->compaction_rate, ParseSize(v.as<std::string>())); }
+      else if (k == "compaction_grace") { RPMP_ASSIGN_OR_RETURN(c->compaction_grace, ParseDuration(v.as<std::string>())); }
       else if (k == "proxies") { for (const auto& p : v) c->proxies.push_back(p.as<std::string>()); }
       else if (k == "pools") {
         for (const auto& p : v) {
@@ -110,10 +160,16 @@ Status ValidateServerConfig(const ServerConfig& c) {
     return Status::InvalidArgument("max_inflight_per_client and commit_threads (1-64) must be positive");
   for (const std::string& p : c.proxies) RPMP_RETURN_IF_ERROR(ParseHostPort(p).status().Annotate("--proxy"));
   if (c.max_sessions_per_address < 1) return Status::InvalidArgument("max_sessions_per_address must be positive");
+  if (c.rma_timeout < std::chrono::milliseconds(100))
+    return Status::InvalidArgument("rma_timeout must be at least 100ms");
   if (c.auth_secret_file.empty() && !c.insecure && !IsLoopbackHost(ParseHostPort(c.listen)->host))
     return Status::InvalidArgument(
         "refusing to listen on " + c.listen + " without a cluster secret (protected mode): "
         "set auth_secret_file / --auth-secret-file, or pass --insecure to serve it unauthenticated");
+  if (c.compaction_threshold != 0 && c.compaction_rate == 0)
+    return Status::InvalidArgument("compaction_rate must be positive (turn compaction off with "
+                                   "compaction_threshold 0)");
+  RPMP_RETURN_IF_ERROR(CheckTlsFiles(c));
   if (!c.metrics_listen.empty())
     RPMP_RETURN_IF_ERROR(ParseListenAddress(c.metrics_listen).status().Annotate("--metrics-listen"));
   return Status::Ok();
@@ -133,6 +189,10 @@ StatusOr<ServerConfig> LoadServerConfig(int argc, char** argv) {
       c.insecure = true;
       continue;
     }
+    if (f == "--busy-poll") {
+      c.busy_poll = true;
+      continue;
+    }
     if (i + 1 >= argc) return Status::InvalidArgument("flag " + f + " needs a value\n" + ServerUsage());
     std::string v = argv[++i];
     if (f == "--config") continue;
@@ -141,8 +201,15 @@ StatusOr<ServerConfig> LoadServerConfig(int argc, char** argv) {
     else if (f == "--segment-size") { RPMP_ASSIGN_OR_RETURN(c.segment_size, ParseSize(v)); }
     else if (f == "--proxy") c.proxies = SplitComma(v);
     else if (f == "--auth-secret-file") c.auth_secret_file = v;
+    else if (f == "--tls-ca") c.tls_ca_file = v;
+    else if (f == "--tls-cert") c.tls_cert_file = v;
+    else if (f == "--tls-key") c.tls_key_file = v;
     else if (f == "--metrics-listen") c.metrics_listen = v;
+    else if (f == "--compaction-threshold") { RPMP_ASSIGN_OR_RETURN(c.compaction_threshold, ParseFraction(v)); }
+    else if (f == "--compaction-rate") { RPMP_ASSIGN_OR_RETURN(c.compaction_rate, ParseSize(v)); }
+    else if (f == "--compaction-grace") { RPMP_ASSIGN_OR_RETURN(c.compaction_grace, ParseDuration(v)); }
     else if (f == "--replication-timeout") { RPMP_ASSIGN_OR_RETURN(c.replication_timeout, ParseDuration(v)); }
+    else if (f == "--rma-timeout") { RPMP_ASSIGN_OR_RETURN(c.rma_timeout, ParseDuration(v)); }
     else if (f == "--pool") {
       if (!pools_from_flags) c.pools.clear();
       pools_from_flags = true;

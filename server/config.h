@@ -25,6 +25,9 @@ struct ServerConfig {
   uint32_t recv_slots = 256;               // requests the server holds at once
   uint32_t max_inflight_per_client = 64;
   uint32_t commit_threads = 1;             // persist + commit off the progress thread
+  // The progress thread polls the completion queue without sleeping (lowest latency,
+  // one core kept busy). Off: it sleeps in poll(2) until traffic arrives.
+  bool busy_poll = false;
   std::chrono::milliseconds drain_timeout{10000};
   std::vector<std::string> proxies;        // HOST:PORT of rpmp-proxy (cluster mode)
   // Cluster mode: how long a write may wait for its replicas (docs/cluster.md).
@@ -33,10 +36,25 @@ struct ServerConfig {
   // it refuses to listen on a non-loopback address unless `insecure` is set.
   std::string auth_secret_file;            // the cluster secret; empty = none
   bool insecure = false;                   // --insecure: serve any address without a secret
+  // Mutual TLS to rpmp-proxy (cluster mode): this node's certificate (OU=rpmp-node;
+  // the proxy binds the node id to it) and the CA of the proxies' certificates.
+  // Empty = $RPMP_TLS_DIR if set, else plaintext (proto/proxy_credentials.h).
+  std::string tls_ca_file, tls_cert_file, tls_key_file;
   uint32_t max_sessions_per_address = 64;
   std::chrono::milliseconds session_idle_timeout{3600 * 1000};
+  // A server-initiated RMA (reading a put's payload from the client, writing a get's
+  // records into it) not complete after this long: the client's session is dropped
+  // and the request's slot serves others again (docs/security.md). The client's own
+  // call has given up by then (ClientOptions::timeout, 30 s by default).
+  std::chrono::milliseconds rma_timeout{30000};
   // HOST:PORT of the Prometheus /metrics endpoint; empty = metrics off (the default).
   std::string metrics_listen;
+  // Background compaction (server/compactor.h, docs/operations.md "Space"): segments
+  // at least this share dead are compacted; 0 turns compaction off.
+  double compaction_threshold = 0.5;
+  uint64_t compaction_rate = 64ull << 20;  // bytes copied per second at most
+  // How long a segment emptied by compaction stays allocated for one-sided readers.
+  std::chrono::milliseconds compaction_grace{5000};
 };
 
 // True for 127.0.0.0/8, ::1 and "localhost".
@@ -44,7 +62,9 @@ bool IsLoopbackHost(const std::string& host);
 
 // Parses argv (flags: --listen, --provider, --pool PATH:SIZE (repeatable),
 // --segment-size, --config FILE, --proxy LIST, --auth-secret-file FILE, --insecure,
-// --metrics-listen, --help). A --config file is read
+// --busy-poll, --metrics-listen, --rma-timeout, --compaction-threshold, --compaction-rate,
+// --compaction-grace, --tls-ca FILE, --tls-cert FILE, --tls-key FILE, --help). A --config
+// file is read
 // first, then the other flags override it. Returns FailedPrecondition with the
 // usage text for --help.
 StatusOr<ServerConfig> LoadServerConfig(int argc, char** argv);

@@ -34,6 +34,53 @@ TEST_CASE("flags give a valid config") {
   CHECK(c->pools[1].path == "/dev/shm/b.pool");
 }
 
+TEST_CASE("compaction flags and keys: defaults, off, bad values explained") {
+  auto d = Load({"--pool", "/dev/shm/a.pool:1G"});
+  REQUIRE(d.ok());
+  CHECK(d->compaction_threshold == 0.5);
+  CHECK(d->compaction_rate == (64ull << 20));
+  CHECK(d->compaction_grace == std::chrono::seconds(5));
+  auto c = Load({"--pool", "/dev/shm/a.pool:1G", "--compaction-threshold", "0.25",
+                 "--compaction-rate", "8m", "--compaction-grace", "500ms"});
+  REQUIRE(c.ok());
+  CHECK(c->compaction_threshold == 0.25);
+  CHECK(c->compaction_rate == (8ull << 20));
+  CHECK(c->compaction_grace == std::chrono::milliseconds(500));
+  auto off = Load({"--pool", "/dev/shm/a.pool:1G", "--compaction-threshold", "off"});
+  REQUIRE(off.ok());
+  CHECK(off->compaction_threshold == 0);
+  CHECK(Load({"--pool", "/x:1G", "--compaction-threshold", "1.5"}).status().message().find("fraction") !=
+        std::string::npos);
+  CHECK(Load({"--pool", "/x:1G", "--compaction-rate", "0"}).status().message().find("compaction_rate") !=
+        std::string::npos);
+  ServerConfig f;
+  REQUIRE(LoadServerConfigFile(WriteFile("compaction_threshold: 0.7\ncompaction_rate: 1g\n"
+                                         "compaction_grace: 2s\n"), &f).ok());
+  CHECK(f.compaction_threshold == 0.7);
+  CHECK(f.compaction_rate == (1ull << 30));
+  CHECK(f.compaction_grace == std::chrono::seconds(2));
+}
+
+TEST_CASE("busy polling and the RMA timeout: flags, YAML keys, bad values explained") {
+  auto d = Load({"--pool", "/dev/shm/a.pool:1G"});
+  REQUIRE(d.ok());
+  CHECK_FALSE(d->busy_poll);  // sleeping progress thread by default
+  auto f = Load({"--pool", "/dev/shm/a.pool:1G", "--busy-poll", "--rma-timeout", "2s"});
+  REQUIRE(f.ok());
+  CHECK(f->busy_poll);
+  CHECK(f->rma_timeout == std::chrono::seconds(2));
+  auto y = Load({"--config", WriteFile("pools: [{path: /dev/shm/a.pool, size: 1G}]\nbusy_poll: true\n"
+                                       "rma_timeout: 500ms\n")});
+  REQUIRE(y.ok());
+  CHECK(y->busy_poll);
+  CHECK(y->rma_timeout == std::chrono::milliseconds(500));
+  auto bad = Load({"--config", WriteFile("pools: [{path: /dev/shm/a.pool, size: 1G}]\nbusy_poll: sometimes\n")});
+  CHECK_FALSE(bad.ok());
+  CHECK(bad.status().code() == StatusCode::kInvalidArgument);
+  auto short_timeout = Load({"--pool", "/dev/shm/a.pool:1G", "--rma-timeout", "10ms"});
+  CHECK(short_timeout.status().message().find("rma_timeout must be at least 100ms") != std::string::npos);
+}
+
 TEST_CASE("bad flags are explained") {
   CHECK(Load({"--listen", "127.0.0.1:7400"}).status().message().find("no pool") != std::string::npos);
   CHECK(Load({"--pool", "/dev/shm/a.pool"}).status().message().find("PATH:SIZE") != std::string::npos);
@@ -69,6 +116,25 @@ TEST_CASE("bad YAML files are explained") {
   std::string p3 = WriteFile("pools:\n  - path: /dev/shm/z\n    size: lots\n");
   CHECK_FALSE(Load({"--config", p3}).ok());
   for (auto& p : {p1, p2, p3}) std::remove(p.c_str());
+}
+
+TEST_CASE("TLS files to the proxy: from YAML or flags, all three or none, readable") {
+  std::string pem = WriteFile("-----BEGIN CERTIFICATE-----\n");
+  std::string path = WriteFile("pools:\n  - path: /dev/shm/y.pool\n    size: 256m\n"
+                               "tls_ca_file: " + pem + "\ntls_cert_file: " + pem + "\ntls_key_file: " + pem + "\n");
+  auto c = Load({"--config", path});
+  REQUIRE(c.ok());
+  CHECK(c->tls_ca_file == pem);
+  CHECK(c->tls_key_file == pem);
+  auto f = Load({"--pool", "/x:1G", "--tls-ca", pem, "--tls-cert", pem, "--tls-key", pem});
+  REQUIRE(f.ok());
+  CHECK(f->tls_cert_file == pem);
+  Status partial = Load({"--pool", "/x:1G", "--tls-ca", pem}).status();
+  CHECK(partial.message().find("tls_cert_file (--tls-cert) is missing") != std::string::npos);
+  Status unreadable = Load({"--pool", "/x:1G", "--tls-ca", pem, "--tls-cert", "/nonexistent.crt", "--tls-key", pem}).status();
+  CHECK(unreadable.message().find("'/nonexistent.crt' cannot be read") != std::string::npos);
+  std::remove(path.c_str());
+  std::remove(pem.c_str());
 }
 
 }  // namespace

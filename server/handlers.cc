@@ -67,8 +67,9 @@ void Server::HandleWrite(Slot* s) {
   if (!st.ok()) {
     s->rma_pending = 0;
     store_->Abort(&s->reservation);
-    ReplyError(s, st);
+    return ReplyError(s, st);
   }
+  WatchRma(s);
 }
 
 void Server::FinishWrite(Slot* s) {
@@ -103,6 +104,8 @@ void Server::CommitOrCoordinate(Slot* s) {
 }
 
 void Server::OnRmaDone(Slot* s, const Status& st) {
+  if (s->abandoned) return EndAbandoned(s);  // past rma_timeout: nobody waits for it
+  s->rma_deadline = std::chrono::steady_clock::time_point::max();  // its deadline no longer applies
   wire::Op op = s->req.h.op;
   bool inbound = op == wire::Op::kPut || op == wire::Op::kAppend || op == wire::Op::kWrite;
   if (!st.ok()) {
@@ -170,7 +173,8 @@ void Server::HandleGet(Slot* s) {
     dst += ri.length;
   }
   counters_.bytes_out.fetch_add(view.total_length, std::memory_order_relaxed);
-  if (--s->rma_pending == 0) OnRmaDone(s, s->rma_status);
+  if (--s->rma_pending == 0) return OnRmaDone(s, s->rma_status);
+  WatchRma(s);
 }
 
 void Server::HandleGetMeta(Slot* s) {
@@ -181,11 +185,31 @@ void Server::HandleGetMeta(Slot* s) {
   wire::Response& r = s->resp;
   r.total_length = v->total_length;
   r.record_count = static_cast<uint32_t>(recs.size());
-  for (size_t i = s->req.start; i < recs.size() && r.records.size() < max; i++) {
-    const RecordInfo& ri = recs[i];
-    r.records.push_back({ri.tag, ri.length, ri.crc, ri.pool, RmaAddrOf(ri.pool, ri.data),
-                         pool_mrs_[ri.pool]->key()});
+  // Lists recs[i] with the key of the record's own segment: it reaches that segment of
+  // this namespace and nothing else (docs/security.md).
+  auto list = [&](const RecordInfo& ri) {
+    const MemoryRegion* mr = SegmentKeys::RegionOf(ri.access);
+    if (mr == nullptr) return false;
+    r.records.push_back({ri.tag, ri.length, ri.crc, ri.pool, mr->RmaAddr(ri.data), mr->key(),
+                         static_cast<uint32_t>(&ri - recs.data())});
+    return true;
+  };
+  auto unregistered = [] { return Status::Internal("record's segment is not registered for remote reads"); };
+  size_t i = s->req.start;
+  if (!s->req.tag_filter.empty()) {  // only the records of these tags (e.g. a map range)
+    std::vector<uint64_t>& tags = s->req.tag_filter;
+    std::sort(tags.begin(), tags.end());
+    for (; i < recs.size() && r.records.size() < max; i++) {
+      if (!std::binary_search(tags.begin(), tags.end(), recs[i].tag)) continue;
+      if (!list(recs[i])) return ReplyError(s, unregistered());
+    }
+    r.h.flags |= wire::kFlagTagFilter;
+    r.next_start = static_cast<uint32_t>(i);
+    r.more = i < recs.size();
+    return Reply(s);
   }
+  for (; i < recs.size() && r.records.size() < max; i++)
+    if (!list(recs[i])) return ReplyError(s, unregistered());
   r.more = s->req.start + r.records.size() < recs.size();
   Reply(s);
 }
@@ -213,6 +237,12 @@ void Server::HandleStat(Slot* s) {
   r.record_total = st.records;
   r.live_bytes = st.live_bytes;
   for (const PoolStats& p : st.pools) r.pools.push_back({p.path, p.medium, p.capacity, p.used, p.free});
+  if (s->req.h.flags & wire::kFlagStatCompaction) {
+    CompactorStatus cs = compactor_->status();
+    r.h.flags |= wire::kFlagStatCompaction;
+    r.compaction = {st.dead_bytes, st.compacted_segments, st.compacted_records, st.compacted_bytes,
+                    cs.steps, cs.last_run_unix_ms, cs.enabled, cs.running};
+  }
   Reply(s);
 }
 

@@ -100,6 +100,7 @@ int Run(int argc, char** argv) {
   (*server)->RequestShutdown();
   (*server)->Wait();
   if (cluster) cluster->Stop();
+  (*server)->LeaveFabricOpenAtExit();
   server->reset();
   store->reset();  // closes the pools
   RPMP_LOG_INFO("stopped cleanly");

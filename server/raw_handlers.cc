@@ -22,7 +22,9 @@ void Server::HandleRaw(Slot* s) {
       raw_owners_.Claim(*a, q.length, q.h.session);
       r.pool = a->pool;
       r.offset = a->offset;
-      r.rma = {RmaAddrOf(a->pool, *p), pool_mrs_[a->pool]->key(), q.length};
+      // No key: raw memory is not remotely readable (the server moves its bytes by
+      // WRITE/READ); the field stays for wire compatibility (docs/wire-protocol.md).
+      r.rma = {0, 0, q.length};
       return Reply(s);
     }
     case wire::Op::kFree: {
@@ -71,8 +73,9 @@ void Server::HandleRaw(Slot* s) {
   }
   if (!st.ok()) {
     s->rma_pending = 0;
-    ReplyError(s, st);
+    return ReplyError(s, st);
   }
+  WatchRma(s);
 }
 
 }  // namespace rpmp

@@ -21,10 +21,16 @@ StatusOr<std::unique_ptr<Server>> Server::Start(const ServerConfig& config, Stor
   s->coordinator_ = coordinator;
   s->metrics_ = metrics;
   RPMP_RETURN_IF_ERROR(s->Setup());
+  CompactorSettings cs;
+  cs.threshold = config.compaction_threshold;
+  cs.rate = config.compaction_rate;
+  cs.grace = config.compaction_grace;
+  s->compactor_ = std::make_unique<Compactor>(store, cs);
   if (metrics != nullptr) s->RegisterMetrics();
   s->progress_ = std::thread([p = s.get()] { p->ProgressLoop(); });
   for (uint32_t i = 0; i < config.commit_threads; i++)
     s->committers_.emplace_back([p = s.get()] { p->CommitLoop(); });
+  s->compactor_->Start();
   return s;
 }
 
@@ -54,8 +60,10 @@ Status Server::Setup() {
                   fabric_->traits().name);
   for (const MemoryArea& a : store_->Areas()) {
     if (pool_mrs_.size() <= a.pool) pool_mrs_.resize(a.pool + 1);
-    RPMP_ASSIGN_OR_RETURN(pool_mrs_[a.pool], fabric_->Register(a.base, a.size, MrAccess::kRemoteRead));
+    RPMP_ASSIGN_OR_RETURN(pool_mrs_[a.pool], fabric_->Register(a.base, a.size, MrAccess::kLocalOnly));
   }
+  segment_keys_ = std::make_unique<SegmentKeys>(fabric_.get());
+  RPMP_RETURN_IF_ERROR(store_->SetSegmentRegistrar(segment_keys_.get()));
   size_t n = config_.recv_slots;
   slot_memory_.resize(n * 2 * wire::kMaxFrame);
   RPMP_ASSIGN_OR_RETURN(slot_mr_, fabric_->Register(slot_memory_.data(), slot_memory_.size(),
@@ -70,8 +78,11 @@ Status Server::Setup() {
     RPMP_RETURN_IF_ERROR(fabric_->PostRecv(&slot->recv_op.op, slot->recv_buf, wire::kMaxFrame, slot->desc));
     slots_.push_back(std::move(slot));
   }
-  RPMP_LOG_INFO("serving on %s (%s), %zu receive slots, %zu pools registered",
-                fabric_->LocalAddressString().c_str(), fabric_->traits().name, n, pool_mrs_.size());
+  size_t mr_limit = fabric_->info()->domain_attr->mr_cnt;
+  RPMP_LOG_INFO("serving on %s (%s), %zu receive slots, %zu pools, %zu segments registered "
+                "(provider limit: %s registrations)", fabric_->LocalAddressString().c_str(),
+                fabric_->traits().name, n, pool_mrs_.size(), segment_keys_->open(),
+                mr_limit == 0 ? "no" : std::to_string(mr_limit).c_str());
   return Status::Ok();
 }
 
@@ -95,15 +106,38 @@ void Server::RegisterMetrics() {
                   [this] { return static_cast<double>(slots_.size()); });
   r->AddGaugeFunc("rpmp_server_sessions", "Client sessions (peers that said hello).", "",
                   [this] { return static_cast<double>(session_count_.load()); });
+  r->AddCounterFunc("rpmp_server_rma_timeouts_total",
+                    "Transfers with a client abandoned after rma_timeout (session dropped).", "",
+                    read(rma_timeouts_));
+  r->AddGaugeFunc("rpmp_server_abandoned_transfers",
+                  "Abandoned transfers the provider has not ended yet (no slot held).", "",
+                  [this] { return static_cast<double>(abandoned_count_.load()); });
   metrics_->SampleStore(store_);
+  metrics_->SampleCompactor(compactor_.get());
 }
 
 Server::~Server() {
   RequestShutdown();
   Wait();
+  // The store outlives this server: no new segment may reach the fabric, and the
+  // registrations of existing ones close now, while the fabric is still open.
+  if (segment_keys_ != nullptr) {
+    store_->SetSegmentRegistrar(nullptr);
+    segment_keys_->RevokeAll();
+  }
+  // Abandoned transfers: give back what they held in the store. Their provider
+  // contexts may be touched until the endpoint closes, so their small slot copies
+  // are left allocated (at exit only).
+  for (auto& [raw, z] : abandoned_) {
+    if (z->reservation.valid()) store_->Abort(&z->reservation);
+    z->view = ObjectView();
+    (void)z.release();
+  }
 }
 
 void Server::RequestShutdown() { shutdown_.store(true); }
+
+void Server::LeaveFabricOpenAtExit() { (void)fabric_.release(); }
 
 void Server::Wait() {
   if (progress_.joinable()) progress_.join();
@@ -114,6 +148,7 @@ void Server::Wait() {
   commit_cv_.notify_all();
   for (std::thread& t : committers_)
     if (t.joinable()) t.join();
+  if (compactor_) compactor_->Stop();
 }
 
 void Server::ProgressLoop() {
@@ -121,9 +156,11 @@ void Server::ProgressLoop() {
   std::chrono::steady_clock::time_point drain_deadline{};
   bool draining = false;
   while (true) {
-    int n = fabric_->Wait(comps, 32, draining ? 10 : 100);
+    // Busy polling never sleeps: a request is seen as soon as it lands (config busy_poll).
+    int n = fabric_->Wait(comps, 32, config_.busy_poll ? 0 : draining ? 10 : 100);
     for (int i = 0; i < n; i++) OnCompletion(comps[i]);
     ExpireSessions();
+    ExpireRma();
     if (Draining() && !draining) {
       draining = true;
       drain_deadline = std::chrono::steady_clock::now() + config_.drain_timeout;
@@ -179,7 +216,7 @@ void Server::OnRequest(Slot* s, size_t len, PeerAddr src) {
     uint32_t magic = 0;
     if (len >= 4) std::memcpy(&magic, s->recv_buf, 4);
     Session* known = sessions_->Find(h.session);
-    if (magic == wire::kMagic && known != nullptr && known->tag == h.session_tag &&
+    if (magic == wire::kMagic && known != nullptr && !known->dropped && known->tag == h.session_tag &&
         (!fabric_->reports_source() || src == known->peer)) {  // a known peer: tell it why
       s->req.h = h;
       s->peer = known->peer;
@@ -276,10 +313,6 @@ void Server::Recycle(Slot* s) {
   busy_slots_.fetch_sub(1);
   Status st = fabric_->PostRecv(&s->recv_op.op, s->recv_buf, wire::kMaxFrame, s->desc);
   if (!st.ok()) RPMP_LOG_ERROR("cannot repost a receive: %s", st.ToString().c_str());
-}
-
-uint64_t Server::RmaAddrOf(uint32_t pool, const char* p) const {
-  return pool_mrs_[pool]->RmaAddr(p);
 }
 
 }  // namespace rpmp

@@ -3,7 +3,8 @@
 // between client buffers and the store's persistent memory, and replies.
 //
 // Threads: one progress thread drives the fabric and runs every request that needs
-// no persistence of bulk data; commit threads persist RMA-written payloads and reply.
+// no persistence of bulk data; commit threads persist RMA-written payloads and reply;
+// a Compactor thread compacts the store in the background (compactor.h).
 // Requests in flight are bounded by the number of receive slots (flow control).
 // Start/RequestShutdown/Wait may be called from any thread; RequestShutdown is safe
 // from a signal handler's helper thread (it only sets a flag).
@@ -22,8 +23,10 @@
 
 #include "common/wire.h"
 #include "server/cluster/write_coordinator.h"
+#include "server/compactor.h"
 #include "server/config.h"
 #include "server/raw_owners.h"
+#include "server/segment_keys.h"
 #include "server/sessions.h"
 #include "server/server_metrics.h"
 #include "server/store/store.h"
@@ -49,6 +52,12 @@ class Server {
   void RequestShutdown();
   // Blocks until the server has stopped after RequestShutdown.
   void Wait();
+  // Process exit only, after Wait(): this server's fabric (endpoint, completion queue,
+  // domain) is left open for the OS to reclaim instead of being closed by the
+  // destructor. Closing an rxm endpoint whose connections are still being torn down
+  // can crash inside libfabric (seen here on SIGTERM; upstream: ofiwg/libfabric#6414,
+  // #11828), and at exit closing gains nothing. Memory registrations still close.
+  void LeaveFabricOpenAtExit();
   std::string ListenAddress() const { return fabric_->LocalAddressString(); }
 
   struct Counters {
@@ -68,6 +77,12 @@ class Server {
   // enforces the per-session in-flight limit; false when the frame was refused.
   bool AdmitRequest(Slot* s, PeerAddr src);
   void ExpireSessions();
+  // RMA deadlines (rma_deadline.cc): WatchRma after posting a slot's RMA; ExpireRma
+  // abandons transfers past config_.rma_timeout (drops the session, frees the slot).
+  void WatchRma(Slot* s);
+  void ExpireRma();
+  void AbandonRma(Slot* s);
+  void EndAbandoned(Slot* z);
   void ReleaseSessionHold(Slot* s);
   void EndSession(Slot* s, uint32_t id);  // s: the BYE being answered
   std::mutex sessions_mu_;  // guards sessions_ (Recycle may run on a commit thread)  // the slot's in-flight count / HELLO AV reference
@@ -95,7 +110,6 @@ class Server {
   void Reply(Slot* s);
   void ReplyError(Slot* s, const Status& st);
   void Recycle(Slot* s);
-  uint64_t RmaAddrOf(uint32_t pool, const char* p) const;
 
   ServerConfig config_;
   Store* store_;
@@ -103,7 +117,10 @@ class Server {
   ServerMetrics* metrics_ = nullptr;
   std::atomic<size_t> session_count_{0};  // mirror of sessions_->size() for metrics
   std::unique_ptr<Fabric> fabric_;
+  // Whole pools, local access only: descriptors for the server's own RMA into and out
+  // of PMem. Peers read only through segment_keys_ (one key per segment).
   std::vector<std::unique_ptr<MemoryRegion>> pool_mrs_;  // by pool index
+  std::unique_ptr<SegmentKeys> segment_keys_;
   std::unique_ptr<MemoryRegion> slot_mr_;
   std::vector<char> slot_memory_;
   std::vector<std::unique_ptr<Slot>> slots_;
@@ -111,11 +128,17 @@ class Server {
   std::string secret_;                      // the cluster secret; empty = none
   std::chrono::steady_clock::time_point next_expiry_{};  // progress thread only
   RawOwners raw_owners_;  // who may touch which raw allocation (raw_handlers.cc)
+  std::chrono::steady_clock::time_point next_rma_scan_{};  // progress thread only
+  std::unordered_map<Slot*, std::unique_ptr<Slot>> abandoned_;  // progress thread only
+  std::unordered_map<PeerAddr, uint32_t> stalled_peers_;  // abandoned transfers per peer (same)
+  std::atomic<uint64_t> rma_timeouts_{0};
+  std::atomic<size_t> abandoned_count_{0};  // mirror of abandoned_.size() for metrics
 
   std::atomic<bool> shutdown_{false};
   std::atomic<int> busy_slots_{0};
   std::thread progress_;
   std::vector<std::thread> committers_;
+  std::unique_ptr<Compactor> compactor_;  // background compaction (config.compaction_*)
   std::mutex commit_mu_;
   std::condition_variable commit_cv_;
   std::deque<Slot*> commit_queue_;

@@ -1,6 +1,10 @@
 // See server_metrics.h.
 #include "server/server_metrics.h"
 
+#include <array>
+#include <atomic>
+#include <memory>
+
 #include <string>
 
 namespace rpmp {
@@ -103,6 +107,19 @@ void ServerMetrics::SampleStore(Store* store) {
   Gauge* records = registry_->AddGauge("rpmp_server_records", "Records stored (visible).");
   Gauge* segments = registry_->AddGauge("rpmp_server_segments", "Log segments allocated.");
   Gauge* live = registry_->AddGauge("rpmp_server_live_bytes", "Payload bytes of visible records.");
+  Gauge* dead = registry_->AddGauge("rpmp_server_dead_bytes",
+                                    "Bytes of dead records still held by segments (compaction's work).");
+  // Compaction's counters come with Stats(): the sampler keeps them for the readers.
+  auto compacted = std::make_shared<std::array<std::atomic<double>, 3>>();
+  registry_->AddCounterFunc("rpmp_server_compacted_segments_total",
+                            "Segments emptied by compaction since start.", "",
+                            [compacted] { return (*compacted)[0].load(); });
+  registry_->AddCounterFunc("rpmp_server_compacted_records_total",
+                            "Records moved by compaction since start.", "",
+                            [compacted] { return (*compacted)[1].load(); });
+  registry_->AddCounterFunc("rpmp_server_compacted_bytes_total",
+                            "Record bytes moved by compaction since start.", "",
+                            [compacted] { return (*compacted)[2].load(); });
   StoreStats first = store->Stats();
   struct PoolGauges { Gauge *capacity, *used, *free; };
   std::vector<PoolGauges> pools;
@@ -120,12 +137,32 @@ void ServerMetrics::SampleStore(Store* store) {
     records->Set(static_cast<double>(st.records));
     segments->Set(static_cast<double>(st.segments));
     live->Set(static_cast<double>(st.live_bytes));
+    dead->Set(static_cast<double>(st.dead_bytes));
+    (*compacted)[0] = static_cast<double>(st.compacted_segments);
+    (*compacted)[1] = static_cast<double>(st.compacted_records);
+    (*compacted)[2] = static_cast<double>(st.compacted_bytes);
     for (size_t i = 0; i < pools.size() && i < st.pools.size(); i++) {
       pools[i].capacity->Set(static_cast<double>(st.pools[i].capacity));
       pools[i].used->Set(static_cast<double>(st.pools[i].used));
       pools[i].free->Set(static_cast<double>(st.pools[i].free));
     }
   });
+}
+
+void ServerMetrics::SampleCompactor(const Compactor* compactor) {
+  registry_->AddGaugeFunc("rpmp_server_compaction_enabled", "1 when background compaction is on.", "",
+                          [compactor] { return compactor->status().enabled ? 1.0 : 0.0; });
+  registry_->AddGaugeFunc("rpmp_server_compaction_running",
+                          "1 while a compaction pass is moving records.", "",
+                          [compactor] { return compactor->status().running ? 1.0 : 0.0; });
+  registry_->AddCounterFunc("rpmp_server_compaction_steps_total",
+                            "Compaction steps that moved records.", "",
+                            [compactor] { return static_cast<double>(compactor->status().steps); });
+  registry_->AddGaugeFunc("rpmp_server_compaction_last_run_timestamp_seconds",
+                          "Unix time of the end of the last step that moved records (0 = never).", "",
+                          [compactor] {
+                            return static_cast<double>(compactor->status().last_run_unix_ms) / 1000.0;
+                          });
 }
 
 }  // namespace rpmp

@@ -20,6 +20,7 @@
 
 #include "common/metrics.h"
 #include "common/wire.h"
+#include "server/compactor.h"
 #include "server/store/store.h"
 
 namespace rpmp {
@@ -68,6 +69,8 @@ class ServerMetrics {
 
   // Registers a sampler that reads the store's stats at each scrape.
   void SampleStore(Store* store);
+  // Registers samplers of the compaction thread's state (docs/operations.md).
+  void SampleCompactor(const Compactor* compactor);
 
  private:
   static constexpr size_t kOps = 16;    // wire::Op values are < 16

@@ -84,14 +84,17 @@ bool Server::AdmitRequest(Slot* s, PeerAddr src) {
   std::unique_lock<std::mutex> lock(sessions_mu_);
   Session* session = sessions_->Find(h.session);
   bool from_owner = !fabric_->reports_source() || (session != nullptr && src == session->peer);
-  if (session == nullptr || session->tag != h.session_tag || !from_owner) {
+  if (session == nullptr || session->dropped || session->tag != h.session_tag || !from_owner) {
     // A forged or stale session: never act on it, never answer to the session's
-    // address. A sender we know gets told why; anyone else is dropped.
+    // address. A sender we know gets told why; anyone else is dropped (also a sender
+    // whose last session just ended: its AV entry is gone, e.g. after rma_timeout).
     counters_.malformed.fetch_add(1, std::memory_order_relaxed);
+    bool known_sender = fabric_->reports_source() && src != FI_ADDR_NOTAVAIL &&
+                        sessions_->KnowsPeer(src) && stalled_peers_.count(src) == 0;
     lock.unlock();
     RPMP_LOG_DEBUG("refused %s naming session %u: %s", wire::OpName(h.op), h.session,
                    session == nullptr ? "unknown session" : "tag or sender does not match");
-    if (fabric_->reports_source() && src != FI_ADDR_NOTAVAIL) {
+    if (known_sender) {
       s->peer = src;
       s->has_peer = true;
       ReplyError(s, Status(StatusCode::kPermissionDenied,
@@ -126,6 +129,7 @@ void Server::ReleaseSessionHold(Slot* s) {
   if (s->counted_session != 0) {
     Session* session = sessions_->Find(s->counted_session);
     if (session != nullptr && session->inflight > 0) session->inflight--;
+    if (session != nullptr && session->dropped && session->inflight == 0) sessions_->End(s->counted_session);
   }
   if (!s->peer_hold.empty()) sessions_->ReleasePeer(s->peer_hold);
 }

@@ -26,6 +26,12 @@ void SessionTable::ReleasePeer(std::string_view address) {
   }
 }
 
+bool SessionTable::KnowsPeer(PeerAddr peer) const {
+  for (const auto& [address, ref] : peers_)
+    if (ref.peer == peer) return true;
+  return false;
+}
+
 StatusOr<uint32_t> SessionTable::Create(std::string_view address, PeerAddr peer, uint64_t tag) {
   PeerRef& ref = peers_[std::string(address)];
   if (ref.sessions >= limits_.max_per_address)

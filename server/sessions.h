@@ -37,6 +37,9 @@ struct Session {
   std::string address;
   std::chrono::steady_clock::time_point last_used;
   uint32_t inflight = 0;
+  // Dropped (its client stalled an RMA past rma_timeout): frames naming it are
+  // refused; it ends (AV reference released) once nothing of it is in flight.
+  bool dropped = false;
 };
 
 class SessionTable {
@@ -47,6 +50,9 @@ class SessionTable {
   // A reference to the AV entry of `address` (inserted on first use).
   StatusOr<PeerAddr> AcquirePeer(std::string_view address);
   void ReleasePeer(std::string_view address);
+  // True while `peer` is an AV entry some session or challenge holds (replying to
+  // anything else would use a removed entry). Linear in the number of addresses.
+  bool KnowsPeer(PeerAddr peer) const;
 
   // A new session for `address`, taking over one AV reference the caller acquired.
   // ResourceExhausted when the address already has max_per_address sessions.

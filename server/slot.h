@@ -40,6 +40,13 @@ struct Slot {
   std::string peer_hold;         // an AV reference (by address) kept until the reply is sent
   size_t rma_pending = 0;
   Status rma_status;
+  // When the slot's RMA in flight is abandoned (Server::WatchRma / ExpireRma); max()
+  // when none is. Progress thread only, so Clear() (which may run on a commit thread)
+  // leaves it alone: OnRmaDone and AbandonRma reset it.
+  std::chrono::steady_clock::time_point rma_deadline = std::chrono::steady_clock::time_point::max();
+  // An abandoned transfer (its RMA outlived rma_timeout): a heap copy holding the
+  // provider's contexts and the memory they point at until the RMA really ends.
+  bool abandoned = false;
   std::chrono::steady_clock::time_point started;  // arrival (set only with metrics on)
 
   void Clear() {

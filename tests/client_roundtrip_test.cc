@@ -185,6 +185,146 @@ TEST_CASE("many concurrent clients and threads see only their own, complete valu
   CHECK(shared->List("cc")->size() == 8 * 60);
 }
 
+TEST_CASE("polling callers (poll_for) against a busy-polling server: every op, several threads, exact bytes") {
+  ServerProcess server("256m", {"--busy-poll"});
+  REQUIRE(server.Start());
+  ClientOptions o;
+  o.timeout = std::chrono::seconds(20);
+  o.poll_for = std::chrono::milliseconds(50);  // callers handle their own replies
+  auto conn = Client::Connect(server.address(), o);
+  REQUIRE(conn.ok());
+  Client* c = conn->get();
+  std::atomic<int> failures{0};
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 3; t++) {  // one client shared: callers race for the queue
+    threads.emplace_back([&, t] {
+      for (int i = 0; i < 200; i++) {
+        std::string k = "p" + std::to_string(t) + "-" + std::to_string(i % 20);
+        std::string v = Pattern(i % 7 == 0 ? 100000 : 4096, t * 10000 + i);
+        if (!c->Put("poll", k, v.data(), v.size()).ok()) failures++;
+        StatusOr<std::string> g = c->Get("poll", k);
+        if (!g.ok() || *g != v) failures++;
+        if (!c->Append("poll", "log" + std::to_string(t), v.data(), 64, i).ok()) failures++;
+      }
+    });
+  }
+  for (auto& t : threads) t.join();
+  CHECK(failures.load() == 0);
+  for (int t = 0; t < 3; t++) {  // one-sided reads through the polled path too
+    StatusOr<ObjectMeta> m = c->GetMeta("poll", "log" + std::to_string(t));
+    REQUIRE(m.ok());
+    REQUIRE(m->records.size() == 200);
+    StatusOr<Buffer> b = c->AllocBuffer(64);
+    REQUIRE(b.ok());
+    REQUIRE(c->ReadRecord(m->records[199], &*b, 0).ok());
+    CHECK(std::string(b->data(), 64) == Pattern(100000, t * 10000 + 199).substr(0, 64));
+    CHECK(m->records[199].tag == 199);
+  }
+}
+
+TEST_CASE("a polling caller hands the queue back: asynchronous calls beside it and replies slower than poll_for complete") {
+  // Polling ends after 1 us, long before most replies (default server: it sleeps in
+  // poll), so nearly every call falls back to the progress thread; asynchronous puts run
+  // from another thread meanwhile, and complete only if the progress thread takes the
+  // queue back whenever no caller polls (a lost hand-back leaves them to time out).
+  ServerProcess server("256m");
+  bool started = server.Start();
+  INFO(server.Log());
+  REQUIRE(started);
+  ClientOptions o;
+  o.timeout = std::chrono::seconds(30);  // a lost hand-back leaves calls to expire
+  o.poll_for = std::chrono::microseconds(1);
+  auto conn = Client::Connect(server.address(), o);
+  REQUIRE(conn.ok());
+  Client* c = conn->get();
+  std::vector<Buffer> bufs;
+  for (int i = 0; i < 100; i++) {
+    StatusOr<Buffer> b = c->AllocBuffer(8192);
+    REQUIRE(b.ok());
+    std::string v = Pattern(8192, 500 + i);
+    std::memcpy(b->data(), v.data(), v.size());
+    b->set_size(v.size());
+    bufs.push_back(std::move(*b));
+  }
+  std::vector<std::future<Status>> async;
+  std::atomic<int> sync_failures{0};
+  std::thread polled([&] {
+    for (int i = 0; i < 100; i++) {
+      std::string v = Pattern(i % 2 ? 100000 : 4096, i);
+      if (!c->Put("handback", "s" + std::to_string(i), v.data(), v.size()).ok()) sync_failures++;
+      StatusOr<std::string> g = c->Get("handback", "s" + std::to_string(i));
+      if (!g.ok() || *g != v) sync_failures++;
+    }
+  });
+  for (int i = 0; i < 100; i++) async.push_back(c->PutFuture("handback", "a" + std::to_string(i), bufs[i]));
+  polled.join();
+  CHECK(sync_failures.load() == 0);
+  for (int i = 0; i < 100; i++) {
+    Status st = async[i].get();
+    INFO("async put " << i << ": " << st.ToString());
+    CHECK(st.ok());
+  }
+  for (int i = 0; i < 100; i += 33) {
+    StatusOr<std::string> g = c->Get("handback", "a" + std::to_string(i));
+    REQUIRE(g.ok());
+    CHECK(*g == Pattern(8192, 500 + i));
+  }
+}
+
+TEST_CASE("a bad RPMP_CLIENT_POLL_US is refused with a message naming it") {
+  ServerProcess server;
+  REQUIRE(server.Start());
+  setenv("RPMP_CLIENT_POLL_US", "fast", 1);
+  auto c = Client::Connect(server.address());
+  unsetenv("RPMP_CLIENT_POLL_US");
+  REQUIRE_FALSE(c.ok());
+  CHECK(c.status().code() == StatusCode::kInvalidArgument);
+  CHECK(c.status().message().find("RPMP_CLIENT_POLL_US") != std::string::npos);
+}
+
+TEST_CASE("GetMetaOfTags lists exactly the records of the given tags, in order, across pages") {
+  ServerProcess server;
+  REQUIRE(server.Start());
+  auto c = ConnectTo(server);
+  const int n = 2500;  // more than two server pages of 1000
+  for (int i = 0; i < n; i++) {
+    std::string v = "r" + std::to_string(i);
+    REQUIRE(c->Append("mf", "part", v.data(), v.size(), 100 + i % 7).ok());
+  }
+  StatusOr<ObjectMeta> all = c->GetMeta("mf", "part");
+  REQUIRE(all.ok());
+  REQUIRE(all->records.size() == n);
+  StatusOr<ObjectMeta> some = c->GetMetaOfTags("mf", "part", {105, 102, 999});
+  REQUIRE(some.ok());
+  CHECK(some->total_length == all->total_length);
+  std::vector<RecordRef> want;
+  for (const RecordRef& r : all->records)
+    if (r.tag == 102 || r.tag == 105) want.push_back(r);
+  REQUIRE(some->records.size() == want.size());
+  for (size_t i = 0; i < want.size(); i++) {
+    CHECK(some->records[i].tag == want[i].tag);
+    CHECK(some->records[i].rma_addr == want[i].rma_addr);
+    CHECK(some->records[i].index == want[i].index);  // its place in the whole list (refetch)
+    CHECK(some->records[i].origin != nullptr);
+  }
+  StatusOr<Buffer> b = c->AllocBuffer(16);
+  REQUIRE(b.ok());
+  REQUIRE(c->ReadRecord(some->records.back(), &*b, 0).ok());
+  CHECK(std::string(b->data(), some->records.back().length) == "r2497");  // 2497 % 7 == 5
+  StatusOr<ObjectMeta> none = c->GetMetaOfTags("mf", "part", {1});
+  REQUIRE(none.ok());
+  CHECK(none->records.empty());
+  StatusOr<ObjectMeta> every = c->GetMetaOfTags("mf", "part", {});
+  REQUIRE(every.ok());
+  CHECK(every->records.size() == n);
+  std::vector<uint64_t> many;  // over the wire limit: filtered on the client, same answer
+  for (uint64_t t = 0; t < 5000; t++) many.push_back(t == 102 ? 105 : t + 1000);
+  StatusOr<ObjectMeta> big = c->GetMetaOfTags("mf", "part", many);
+  REQUIRE(big.ok());
+  CHECK(big->records.size() == n / 7 + (n % 7 > 5 ? 1 : 0));
+  CHECK(c->GetMetaOfTags("mf", "missing", {1}).status().code() == StatusCode::kNotFound);
+}
+
 TEST_CASE("connecting to a port where no server listens fails clearly and quickly") {
   ClientOptions o;
   o.timeout = std::chrono::seconds(5);

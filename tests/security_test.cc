@@ -1,15 +1,16 @@
 // Integration: the attack table of docs/security.md, against a real rpmp-server
 // process. Each case tries what a hostile peer on the fabric could, checks that it
 // fails with a clear error, that the server goes on serving others, and that no
-// stored byte changed. Rows the code does not prevent yet are tested as KNOWN
-// EXPOSURE (the test proves the doc's statement true; it fails once fixed, so the
-// doc gets updated).
+// stored byte changed.
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <catch2/catch.hpp>
 #include <cstdlib>
+#include <cstring>
 #include <fstream>
+#include <future>
+#include <thread>
 #include <string>
 #include <vector>
 
@@ -72,6 +73,26 @@ wire::RecordMeta MetaOf(RawPeer& peer, const std::string& ns, const std::string&
   REQUIRE(resp.h.status == 0);
   REQUIRE(!resp.records.empty());
   return resp.records[0];
+}
+
+// Sends `n` GETs of ns/big by RMA into the attacker's bulk buffer and never drives its
+// endpoint afterwards, so the server's RMA writes stall. `frames` and `sends` hold the
+// encoded requests and their contexts: keep them alive while the attacker's fabric is.
+void SendStallingGets(RawPeer& attacker, int n, std::vector<std::string>* frames,
+                      std::vector<OpContext>* sends) {
+  sends->resize(n);
+  for (int i = 0; i < n; i++) {
+    wire::Request get;
+    get.h.op = wire::Op::kGet;
+    get.h.flags = wire::kFlagRma;
+    get.ns = "ns";
+    get.key = "big";
+    get.rma = {attacker.mr->RmaAddr(attacker.bulk()), attacker.mr->key(), 1 << 20};
+    frames->push_back(attacker.Encode(get));
+  }
+  for (int i = 0; i < n; i++)
+    REQUIRE(attacker.fabric->Send(&(*sends)[i], attacker.server, (*frames)[i].data(),
+                                  (*frames)[i].size(), attacker.mr->desc()).ok());
 }
 
 TEST_CASE("attack: one-sided RMA write to a pool address is refused by the fabric") {
@@ -261,19 +282,8 @@ TEST_CASE("attack: a client that never completes RMA holds at most its in-flight
   RawPeer attacker(server.address());
   REQUIRE(attacker.Hello().h.status == 0);
   std::vector<std::string> frames;
-  std::vector<OpContext> sends(300);
-  for (int i = 0; i < 300; i++) {
-    wire::Request get;
-    get.h.op = wire::Op::kGet;
-    get.h.flags = wire::kFlagRma;
-    get.ns = "ns";
-    get.key = "big";
-    get.rma = {attacker.mr->RmaAddr(attacker.bulk()), attacker.mr->key(), 1 << 20};
-    frames.push_back(attacker.Encode(get));
-  }
-  for (int i = 0; i < 300; i++)
-    REQUIRE(attacker.fabric->Send(&sends[i], attacker.server, frames[i].data(), frames[i].size(),
-                                  attacker.mr->desc()).ok());
+  std::vector<OpContext> sends;
+  SendStallingGets(attacker, 300, &frames, &sends);
   // No polling by the attacker from here on. Others are still served, repeatedly.
   for (int i = 0; i < 5; i++) {
     auto c = Connect(server);
@@ -286,19 +296,266 @@ TEST_CASE("attack: a client that never completes RMA holds at most its in-flight
   attacker.fabric.reset();  // the stalled operations go with the endpoint
 }
 
-TEST_CASE("KNOWN EXPOSURE: one-sided read of another namespace with its GET_META reference") {
-  // docs/security.md row "one-sided read of another namespace's segment": every pool
-  // is one registration with one key, so a session that learns an address can read
-  // any record in that pool. Not prevented yet; this test keeps the doc honest.
-  ServerProcess server;
+TEST_CASE("attack: stalled RMA: slots come back after rma_timeout, the session is dropped") {
+  // A server with 64 slots: one stalling session (allowed 2 x 64 in flight) takes them
+  // all, so without deadlines nobody else would be served again. With --rma-timeout 3s
+  // the transfers are abandoned, the session dropped and the slots freed
+  // (docs/security.md).
+  SecretFile dir("unused-secret-0123456789");  // a private directory for the config
+  std::string config = dir.dir + "/server.yaml";
+  std::ofstream(config) << "recv_slots: 64\n";
+  ServerProcess server("256m", {"--config", config, "--rma-timeout", "3s"});
   REQUIRE(server.Start());
-  std::string secret(64 * 1024, 's');
-  REQUIRE(Connect(server)->Put("app-a", "secret", secret.data(), secret.size()).ok());
-  RawPeer peer(server.address());
-  peer.Hello();
-  wire::RecordMeta m = MetaOf(peer, "app-a", "secret");  // nothing checks who asks
-  CHECK(peer.Rma(false, m.rma_addr, m.rma_key, 4096).ok());
+  std::string big(1 << 20, 'b');
+  REQUIRE(Connect(server)->Put("ns", "big", big.data(), big.size()).ok());
+  auto attacker = std::make_unique<RawPeer>(server.address());
+  REQUIRE(attacker->Hello().h.status == 0);
+  std::vector<std::string> frames;
+  std::vector<OpContext> sends;
+  SendStallingGets(*attacker, 150, &frames, &sends);
+  // No polling by the attacker from here on. Once its transfers stall every slot is
+  // taken: a client with a short timeout is not served (proves the exhaustion)...
+  bool starved = false;
+  auto since = std::chrono::steady_clock::now();
+  for (int i = 0; i < 5 && !starved; i++) {
+    ClientOptions o;
+    o.timeout = std::chrono::milliseconds(500);
+    since = std::chrono::steady_clock::now();
+    auto c = Client::Connect(server.address(), o);
+    starved = !c.ok();
+    INFO("try " << i << ": " << (c.ok() ? "served" : c.status().ToString()));
+  }
+  REQUIRE(starved);
+  // ...and once the deadline passed the server serves again.
+  ClientOptions o;
+  o.timeout = std::chrono::seconds(15);
+  auto c = Client::Connect(server.address(), o);
+  INFO("server log: " << server.Log());
+  INFO("connect: " << (c.ok() ? "ok" : c.status().ToString()));
+  REQUIRE(c.ok());
+  auto served = std::chrono::steady_clock::now();
+  REQUIRE((*c)->Put("other", "k", big.data(), big.size()).ok());
+  StatusOr<std::string> got = (*c)->Get("other", "k");
+  REQUIRE(got.ok());
+  CHECK(*got == big);
+  CHECK(served - since >= std::chrono::milliseconds(1500));  // it waited for the deadline
+  CHECK(server.Log().find("dropping the session and freeing its slots (rma_timeout)") != std::string::npos);
+  CHECK(server.Running());
+  attacker.reset();  // the abandoned transfers end with the connection
+  auto after = TryConnect(server, "");
+  INFO("server log: " << server.Log());
+  INFO("after: " << (after.ok() ? "ok" : after.status().ToString()));
+  REQUIRE(after.ok());
   ExpectServes(server);
+  StatusOr<std::string> kept = Connect(server)->Get("ns", "big");
+  REQUIRE(kept.ok());
+  CHECK(*kept == big);
+}
+
+TEST_CASE("attack: one-sided read of another namespace's segment with a key from one's own GET_META fails") {
+  // docs/security.md row "one-sided read of another namespace's segment": every
+  // segment is its own registration with its own random key, handed out only in
+  // GET_META replies for its namespace, and closed when the segment is freed. The
+  // attacker holds a key of namespace app-a and knows where app-b's record lies.
+  ServerProcess server("64m", {"--segment-size", "1m"});
+  REQUIRE(server.Start());
+  std::string victim(64 * 1024, 'S'), own(64 * 1024, 'a');
+  auto client = Connect(server);
+  REQUIRE(client->Put("app-b", "secret", victim.data(), victim.size()).ok());
+  REQUIRE(client->Put("app-a", "mine", own.data(), own.size()).ok());
+  RawPeer peer(server.address());
+  REQUIRE(peer.Hello().h.status == 0);
+  wire::RecordMeta a = MetaOf(peer, "app-a", "mine");
+  wire::RecordMeta b = MetaOf(peer, "app-b", "secret");
+  CHECK(a.rma_key != b.rma_key);
+  CHECK(a.rma_key > 0xFFFFFFFFull);  // random 64-bit keys on tcp, not 1, 2, 3...
+  // Control: the attacker's own key reads its own record.
+  REQUIRE(peer.Rma(false, a.rma_addr, a.rma_key, 4096).ok());
+  CHECK(std::string(peer.bulk(), 4096) == std::string(4096, 'a'));
+
+  const std::string marker(64, 'S');
+  int refused = 0, attempts = 0;
+  // One attempt on a fresh connection (a refused RMA makes the server's provider drop
+  // it); true when the read returned any of app-b's bytes.
+  auto leaks = [&](uint64_t addr, uint64_t key) {
+    RawPeer p(server.address());
+    REQUIRE(p.Hello().h.status == 0);
+    std::memset(p.bulk(), 0, 4096);
+    Status st = p.Rma(false, addr, key, 4096, 2000);
+    attempts++;
+    if (!st.ok()) refused++;
+    return st.ok() && std::string(p.bulk(), 4096).find(marker) != std::string::npos;
+  };
+  CHECK_FALSE(leaks(b.rma_addr, a.rma_key));  // app-a's key at app-b's address
+  // app-a's key at addresses around its own record, far enough to reach neighbouring
+  // segments (1 MiB each) on either side.
+  for (int64_t step = -3; step <= 3; step++) {
+    if (step == 0) continue;
+    uint64_t addr = a.rma_addr + static_cast<uint64_t>(step * (768 * 1024));
+    INFO("offset " << step * 768 << " KiB");
+    CHECK_FALSE(leaks(addr, a.rma_key));
+  }
+  // Keys next to one's own (a sequential scheme would hand them to neighbours).
+  CHECK_FALSE(leaks(b.rma_addr, a.rma_key + 1));
+  CHECK_FALSE(leaks(b.rma_addr, a.rma_key - 1));
+  CHECK(refused >= 3);  // the out-of-segment and wrong-key attempts were refused
+
+  // Revocation: once app-a is deleted its key reads nothing, also after its memory is
+  // reused by another namespace.
+  REQUIRE(client->DeleteNamespace("app-a").ok());
+  std::string reuse(64 * 1024, 'S');
+  REQUIRE(client->Put("app-c", "secret", reuse.data(), reuse.size()).ok());
+  {
+    RawPeer p(server.address());
+    REQUIRE(p.Hello().h.status == 0);
+    CHECK_FALSE(p.Rma(false, a.rma_addr, a.rma_key, 4096, 2000).ok());
+  }
+
+  // Served, nothing changed, app-b's own key still works.
+  ExpectServes(server);
+  StatusOr<std::string> got = Connect(server)->Get("app-b", "secret");
+  REQUIRE(got.ok());
+  CHECK(*got == victim);
+  RawPeer reader(server.address());
+  REQUIRE(reader.Hello().h.status == 0);
+  wire::RecordMeta b2 = MetaOf(reader, "app-b", "secret");
+  REQUIRE(reader.Rma(false, b2.rma_addr, b2.rma_key, 4096).ok());
+  CHECK(std::string(reader.bulk(), 4096) == std::string(4096, 'S'));
+}
+
+// A hand-driven server endpoint (no rpmp-server): answers a librpmp client's HELLO
+// without authentication and hands the test each request frame, so the test knows
+// the client's fabric address, request ids and session tag exactly.
+struct FakeServer {
+  std::unique_ptr<Fabric> fabric;
+  std::unique_ptr<MemoryRegion> mr;
+  std::vector<char> mem = std::vector<char>(2 * wire::kMaxFrame);
+  std::string port = std::to_string(testing::FreePort());
+  PeerAddr client = 0;
+  std::string client_address;
+
+  FakeServer() {
+    FabricOptions o;
+    o.node = "127.0.0.1";
+    o.service = port;
+    fabric = std::move(Fabric::Open(o)).value();
+    mr = std::move(fabric->Register(mem.data(), mem.size(), MrAccess::kLocalOnly)).value();
+  }
+  std::string address() const { return "127.0.0.1:" + port; }
+  // Waits up to 10 s for the next request frame.
+  bool Receive(wire::Request* req) {
+    OpContext recv;
+    REQUIRE(fabric->PostRecv(&recv, mem.data(), wire::kMaxFrame, mr->desc()).ok());
+    auto until = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+    Completion c[4];
+    while (std::chrono::steady_clock::now() < until) {
+      int n = fabric->Poll(c, 4);
+      for (int i = 0; i < n; i++) {
+        if (c[i].ctx != &recv) continue;
+        frame.assign(mem.data(), c[i].length);
+        return wire::DecodeRequest(frame.data(), frame.size(), req).ok();
+      }
+    }
+    return false;
+  }
+  void Send(const wire::Response& r) {
+    char* out = mem.data() + wire::kMaxFrame;
+    size_t len = wire::EncodeResponse(r, out, wire::kMaxFrame);
+    REQUIRE(len > 0);
+    OpContext send;
+    REQUIRE(fabric->Send(&send, client, out, len, mr->desc()).ok());
+    auto until = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+    Completion c[4];
+    while (std::chrono::steady_clock::now() < until) {
+      int n = fabric->Poll(c, 4);
+      for (int i = 0; i < n; i++)
+        if (c[i].ctx == &send) return;
+    }
+    FAIL("reply not sent");
+  }
+  std::string frame;  // the last request's bytes (the decoded request points into it)
+};
+
+TEST_CASE("attack: a forged reply (right request id and tag, another address) is dropped by the client") {
+  unsetenv("RPMP_SECRET_FILE");
+  FakeServer server;
+  constexpr uint64_t kTag = 0x1234567890ull;
+  std::promise<StatusOr<ServerStats>> result;
+  std::unique_ptr<Client> client;
+  std::thread caller([&] {
+    ClientOptions o;
+    o.timeout = std::chrono::seconds(10);
+    auto c = Client::Connect(server.address(), o);
+    if (!c.ok()) {
+      result.set_value(c.status());
+      return;
+    }
+    client = std::move(c).value();
+    result.set_value(client->Stat());
+  });
+  // HELLO: learn the client's address; open session 7 with tag kTag.
+  wire::Request hello;
+  REQUIRE(server.Receive(&hello));
+  REQUIRE(hello.h.op == wire::Op::kHello);
+  server.client_address = std::string(hello.fabric_address);
+  server.client = *server.fabric->InsertPeer(server.client_address);
+  wire::Response r;
+  r.h.op = wire::Op::kHello;
+  r.h.request_id = hello.h.request_id;
+  r.h.session = 7;
+  r.h.session_tag = kTag;
+  r.session = 7;
+  r.node_id = 42;
+  r.max_inline = 4096;
+  r.max_inflight = 64;
+  server.Send(r);
+  wire::Request stat;
+  REQUIRE(server.Receive(&stat));
+  REQUIRE(stat.h.op == wire::Op::kStat);
+  CHECK(stat.h.session_tag == kTag);
+
+  // The forger knows everything but cannot send from the server's address.
+  RawPeer forger(server.address());
+  PeerAddr victim = *forger.fabric->InsertPeer(server.client_address);
+  wire::Response forged;
+  forged.h.op = wire::Op::kStat;
+  forged.h.request_id = stat.h.request_id;
+  forged.h.session = 7;
+  forged.h.session_tag = kTag;
+  forged.node_id = 666;
+  forged.namespaces = 666;
+  size_t len = wire::EncodeResponse(forged, forger.mem.data(), wire::kMaxFrame);
+  OpContext send;
+  REQUIRE(forger.fabric->Send(&send, victim, forger.mem.data(), len, forger.mr->desc()).ok());
+  bool sent = false;
+  Completion c[4];
+  for (auto until = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+       !sent && std::chrono::steady_clock::now() < until;) {
+    int n = forger.fabric->Poll(c, 4);
+    for (int i = 0; i < n; i++) sent = sent || (c[i].ctx == &send && c[i].status.ok());
+  }
+  REQUIRE(sent);
+  // A reply from the right address with another session's tag is dropped too.
+  wire::Response wrong_tag = forged;
+  wrong_tag.h.session_tag = kTag ^ 1;
+  server.Send(wrong_tag);
+  // The forged frames reached the client before the real reply: it must still get 7.
+  auto fut = result.get_future();
+  CHECK(fut.wait_for(std::chrono::milliseconds(500)) == std::future_status::timeout);
+  wire::Response real;
+  real.h.op = wire::Op::kStat;
+  real.h.request_id = stat.h.request_id;
+  real.h.session = 7;
+  real.h.session_tag = kTag;
+  real.node_id = 42;
+  real.namespaces = 7;
+  server.Send(real);
+  StatusOr<ServerStats> got = fut.get();
+  caller.join();
+  REQUIRE(got.ok());
+  CHECK(got->namespaces == 7);
+  CHECK(got->node_id == 42);
+  client.reset();
 }
 
 }  // namespace

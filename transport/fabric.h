@@ -7,7 +7,8 @@
 //
 // Threads: all methods are safe to call concurrently (the domain is opened
 // FI_THREAD_SAFE). Operations the provider cannot take right now (FI_EAGAIN) are
-// queued and retried by Poll(), so posting never fails for lack of resources.
+// queued and retried by Poll(), in order per peer (a stalled peer holds up only its
+// own operations), so posting never fails for lack of resources.
 // Completions are reported through the OpContext the caller passed in; that context
 // must stay alive until its completion is polled.
 // Who calls it: server/ and client-cpp/ only.
@@ -24,6 +25,7 @@
 #include <mutex>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 
 #include "common/status.h"
 #include "transport/providers.h"
@@ -105,7 +107,9 @@ class Fabric {
   Fabric(const Fabric&) = delete;
   Fabric& operator=(const Fabric&) = delete;
 
-  // Registers [base, base+len) for local use and the remote access `access` allows.
+  // Registers [base, base+len) for local use and the remote access `access` allows,
+  // under a key of its own: random where the provider takes requested keys, the
+  // provider's otherwise (FI_MR_PROV_KEY). Closing the region revokes the key.
   StatusOr<std::unique_ptr<MemoryRegion>> Register(void* base, size_t len,
                                                    MrAccess access = MrAccess::kRemoteReadWrite);
   // This endpoint's address, to hand to peers (opaque bytes).
@@ -154,6 +158,7 @@ class Fabric {
     uint64_t raddr, rkey;
   };
   ssize_t Post(const Deferred& d);
+  uint64_t RandomKey() const;  // nonzero, of the domain's key size
   Status PostOrDefer(const Deferred& d);
   void RetryDeferred();
   int ReadCq(Completion* out, int max);
@@ -169,12 +174,17 @@ class Fabric {
   fid_ep* ep_ = nullptr;
   uint64_t mr_mode_ = 0;
   bool source_ = false;
-  uint64_t next_key_ = 1;
   int wait_fd_ = -1;
   int event_fd_ = -1;                      // kicks the waiting thread
   std::atomic<std::thread::id> waiter_{};  // the thread that calls Wait()
-  std::mutex mu_;  // guards deferred_, failed_ and next_key_
-  std::deque<Deferred> deferred_;
+  // Posts by other threads, and whether the waiter is (about to be) asleep in poll(2):
+  // a post kicks event_fd_ only then, so posting costs no syscall while the waiter is
+  // busy, and none is missed (both sides use sequentially consistent order).
+  std::atomic<uint64_t> posts_{0};
+  std::atomic<bool> in_poll_{false};
+  std::mutex mu_;  // guards deferred_, deferred_per_peer_ and failed_
+  std::deque<Deferred> deferred_;  // in posting order; order is kept per peer
+  std::unordered_map<PeerAddr, uint32_t> deferred_per_peer_;  // entries of deferred_ by peer
   std::deque<Completion> failed_;  // deferred posts the provider refused
 };
 

@@ -8,8 +8,10 @@
 #include <sys/eventfd.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <thread>
+#include <vector>
 
 #include "transport/fabric.h"
 
@@ -26,12 +28,16 @@ ssize_t Fabric::Post(const Deferred& d) {
   return -FI_EINVAL;
 }
 
+// Order is kept per peer (receives count as one peer): an operation waits behind
+// earlier ones to the same peer only, so a peer that stops reading (its connection
+// full, the provider answering EAGAIN) delays nobody else (docs/security.md).
 Status Fabric::PostOrDefer(const Deferred& d) {
   d.ctx->kind = d.kind;
   {
     std::lock_guard<std::mutex> lock(mu_);
-    if (!deferred_.empty()) {  // keep order behind what is already waiting
+    if (!deferred_.empty() && deferred_per_peer_.count(d.peer) != 0) {
       deferred_.push_back(d);
+      deferred_per_peer_[d.peer]++;
       return Status::Ok();
     }
   }
@@ -44,6 +50,7 @@ Status Fabric::PostOrDefer(const Deferred& d) {
     {
       std::lock_guard<std::mutex> lock(mu_);
       deferred_.push_back(d);
+      deferred_per_peer_[d.peer]++;
     }
     WakeIfNotWaiter();
     return Status::Ok();
@@ -53,16 +60,28 @@ Status Fabric::PostOrDefer(const Deferred& d) {
 
 void Fabric::RetryDeferred() {
   std::lock_guard<std::mutex> lock(mu_);
-  while (!deferred_.empty()) {
-    ssize_t ret = Post(deferred_.front());
-    if (ret == -FI_EAGAIN) return;
+  if (deferred_.empty()) return;
+  std::vector<PeerAddr> blocked;  // peers whose next operation got EAGAIN in this pass
+  for (auto it = deferred_.begin(); it != deferred_.end();) {
+    if (std::find(blocked.begin(), blocked.end(), it->peer) != blocked.end()) {
+      ++it;
+      continue;
+    }
+    ssize_t ret = Post(*it);
+    if (ret == -FI_EAGAIN) {
+      blocked.push_back(it->peer);
+      ++it;
+      continue;
+    }
     if (ret != 0) {  // cannot be posted at all: report it as a failed completion
       Completion c;
-      c.ctx = deferred_.front().ctx;
+      c.ctx = it->ctx;
       c.status = Status::Unavailable(FabricError("deferred post", static_cast<int>(ret)));
       failed_.push_back(c);
     }
-    deferred_.pop_front();
+    auto n = deferred_per_peer_.find(it->peer);
+    if (n != deferred_per_peer_.end() && --n->second == 0) deferred_per_peer_.erase(n);
+    it = deferred_.erase(it);
   }
 }
 
@@ -133,24 +152,32 @@ int Fabric::Poll(Completion* out, int max) {
 
 void Fabric::WakeIfNotWaiter() {
   if (event_fd_ < 0 || std::this_thread::get_id() == waiter_.load(std::memory_order_relaxed)) return;
+  posts_.fetch_add(1);
+  if (!in_poll_.load()) return;  // the waiter is not asleep: it sees posts_ before it sleeps
   uint64_t one = 1;
   (void)!::write(event_fd_, &one, sizeof(one));
 }
 
 int Fabric::Wait(Completion* out, int max, int timeout_ms) {
   waiter_.store(std::this_thread::get_id(), std::memory_order_relaxed);
+  const uint64_t posts_seen = posts_.load();
   int n = Poll(out, max);
   if (n > 0 || timeout_ms <= 0) return n;
   if (wait_fd_ >= 0) {
     fid* fids[1] = {&cq_->fid};
     if (fi_trywait(fabric_, fids, 1) == FI_SUCCESS) {
       // The CQ's fd wakes us for incoming traffic; the event fd for operations other
-      // threads posted, which need this thread to drive them (manual progress).
-      pollfd p[2] = {{wait_fd_, POLLIN, 0}, {event_fd_, POLLIN, 0}};
-      if (::poll(p, 2, timeout_ms) > 0 && (p[1].revents & POLLIN)) {
-        uint64_t v;
-        (void)!::read(event_fd_, &v, sizeof(v));
+      // threads posted, which need this thread to drive them (manual progress). A post
+      // since the Poll above is driven at once instead of sleeping.
+      in_poll_.store(true);
+      if (posts_.load() == posts_seen) {
+        pollfd p[2] = {{wait_fd_, POLLIN, 0}, {event_fd_, POLLIN, 0}};
+        if (::poll(p, 2, timeout_ms) > 0 && (p[1].revents & POLLIN)) {
+          uint64_t v;
+          (void)!::read(event_fd_, &v, sizeof(v));
+        }
       }
+      in_poll_.store(false);
     }
     return Poll(out, max);
   }

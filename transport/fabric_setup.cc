@@ -2,6 +2,7 @@
 // Slow path only; see fabric_datapath.cc for posting and polling.
 #include <netdb.h>
 #include <sys/eventfd.h>
+#include <sys/random.h>
 #include <unistd.h>
 #include <rdma/fi_cm.h>
 #include <rdma/fi_endpoint.h>
@@ -33,6 +34,17 @@ fi_info* MakeHints(const ProviderTraits& t) {
 std::string FabricError(const char* call, int ret) {
   return std::string(call) + ": " + fi_strerror(ret < 0 ? -ret : ret) + " (" +
          std::to_string(ret) + ")";
+}
+
+uint64_t Fabric::RandomKey() const {
+  uint64_t key = 0;
+  size_t bytes = info_->domain_attr->mr_key_size;
+  if (bytes == 0 || bytes > sizeof(key)) bytes = sizeof(key);
+  while (key == 0) {
+    if (getrandom(&key, sizeof(key), 0) != static_cast<ssize_t>(sizeof(key))) std::abort();
+    if (bytes < sizeof(key)) key &= (uint64_t{1} << (8 * bytes)) - 1;
+  }
+  return key;
 }
 
 MemoryRegion::~MemoryRegion() {
@@ -122,13 +134,15 @@ StatusOr<std::unique_ptr<MemoryRegion>> Fabric::Register(void* base, size_t len,
   uint64_t access = FI_SEND | FI_RECV | FI_READ | FI_WRITE;
   if (mode != MrAccess::kLocalOnly) access |= FI_REMOTE_READ;
   if (mode == MrAccess::kRemoteReadWrite) access |= FI_REMOTE_WRITE;
-  uint64_t requested_key;
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    requested_key = next_key_++;
-  }
   std::unique_ptr<MemoryRegion> r(new MemoryRegion());
-  int ret = fi_mr_reg(domain_, base, len, access, 0, requested_key, 0, &r->mr_, nullptr);
+  // Where the provider takes the key RPMP asks for (tcp, tcp;ofi_rxm), ask for a
+  // random one of the provider's key size: a peer cannot guess another region's key
+  // (docs/security.md). With FI_MR_PROV_KEY (verbs) the provider picks it.
+  int ret = -FI_ENOKEY;
+  for (int attempt = 0; attempt < 8 && ret == -FI_ENOKEY; attempt++) {
+    uint64_t requested_key = (mr_mode_ & FI_MR_PROV_KEY) ? 0 : RandomKey();
+    ret = fi_mr_reg(domain_, base, len, access, 0, requested_key, 0, &r->mr_, nullptr);
+  }
   if (ret != 0) return Status::Unavailable(FabricError("fi_mr_reg", ret));
   if (mr_mode_ & FI_MR_ENDPOINT) {
     if ((ret = fi_mr_bind(r->mr_, &ep_->fid, 0)) != 0 || (ret = fi_mr_enable(r->mr_)) != 0)

@@ -22,12 +22,12 @@ constexpr std::array<EnvDefault, 4> kNoEnv = {};
 
 constexpr std::array<ProviderTraits, 4> kProviders = {{
     {"tcp;ofi_rxm", "TCP sockets under the RxM reliable-datagram layer (any NIC, loopback)",
-     kAdaptableMrModes, FI_WAIT_FD, 16 * 1024, true, true, kSmallRxm},
+     kAdaptableMrModes, FI_WAIT_FD, 16 * 1024, true, kSmallRxm},
     {"verbs;ofi_rxm", "RDMA verbs (InfiniBand, RoCE, iWARP) under RxM",
-     kAdaptableMrModes, FI_WAIT_FD, 4 * 1024, true, false, kSmallRxm},
+     kAdaptableMrModes, FI_WAIT_FD, 4 * 1024, false, kSmallRxm},
     {"tcp", "native TCP reliable-datagram endpoints (libfabric >= 1.18)",
-     kAdaptableMrModes, FI_WAIT_FD, 16 * 1024, true, true, kNoEnv},
-    {"shm", "shared memory within one host", kAdaptableMrModes, FI_WAIT_NONE, 4 * 1024, true, false, kNoEnv},
+     kAdaptableMrModes, FI_WAIT_FD, 16 * 1024, true, kNoEnv},
+    {"shm", "shared memory within one host", kAdaptableMrModes, FI_WAIT_NONE, 4 * 1024, false, kNoEnv},
 }};
 
 }  // namespace

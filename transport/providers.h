@@ -26,7 +26,6 @@ struct ProviderTraits {
   uint64_t mr_mode_hints;     // memory-registration modes we can honour
   int cq_wait_obj;            // FI_WAIT_FD where the provider can block; FI_WAIT_NONE to poll
   size_t default_inline;      // payloads up to this size travel inside the frame
-  bool register_whole_pool;   // one MR for a pool rather than per segment
   // The peer's endpoint is a TCP listener on its address: a refused TCP connect there
   // proves it is gone (the provider itself only reports that by timing out).
   bool tcp_listener;

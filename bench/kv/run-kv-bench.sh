@@ -8,7 +8,8 @@
 # Usage: bench/kv/run-kv-bench.sh [BUILD_DIR] [rpmp-kv-bench flags...]
 #   e.g. bench/kv/run-kv-bench.sh build --seconds 2 --keys 100000
 #   env: KV_POOL_SIZE (default 6G), KV_THREADS (default 2), KV_DEPTH1_KEYS (100000),
-#        KV_DEPTH1_SECONDS (3), KV_PINGPONG_ITERS (20000)
+#        KV_DEPTH1_SECONDS (3), KV_PINGPONG_ITERS (20000), KV_POLL_WORKLOADS (C,B: the
+#        depth-1 workloads run against the polling server)
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 build=${1:-build}
@@ -23,46 +24,45 @@ done
 
 work=$(mktemp -d /tmp/rpmp-kv-bench.XXXXXX)
 pool="/dev/shm/rpmp-kv-bench-$$.pool"
-pids=()
+source bench/lib.sh
 cleanup() {
-  for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
-  for p in "${pids[@]}"; do wait "$p" 2>/dev/null || true; done
-  rm -rf "$work" "$pool"
+  bench_stop_all
+  rm -rf "$work" "$pool" "$pool.poll"
 }
 trap cleanup EXIT
-
-free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
-wait_for() {  # DESCRIPTION SECONDS COMMAND...
-  local what=$1 secs=$2; shift 2
-  local deadline=$((SECONDS + secs))
-  until "$@" >/dev/null 2>&1; do
-    [ $SECONDS -lt $deadline ] || { echo "run-kv-bench: timed out waiting for $what" >&2; exit 1; }
-    sleep 0.1
-  done
-}
 
 threads=${KV_THREADS:-2}
 echo "== setup: $(nproc) cores, $(awk '/MemTotal/ {printf "%.0f GiB", $2/1048576}' /proc/meminfo), $(uname -r); $(redis-server --version | cut -d' ' -f1-3)"
 
-echo "== libfabric's own 4 KiB ping-pong (fi_pingpong, tcp, msg endpoints, loopback)"
+# pingpong ENDPOINT PROVIDER OUT: fi_pingpong 4 KiB on loopback; prints its table into OUT.
+# Its usec/xfer is one way (a round trip is two transfers).
+pingpong() {
+  local ep=$1 prov=$2 out=$3 fp fps try
+  fp=$(free_port)
+  timeout 60 fi_pingpong -p "$prov" -e "$ep" -S 4096 -I "${KV_PINGPONG_ITERS:-20000}" -B "$fp" >"$out.server" 2>&1 &
+  fps=$!
+  # The server has no readiness signal: the client retries its connect.
+  for try in 1 2 3 4 5 6 7 8 9 10; do
+    if timeout 60 fi_pingpong -p "$prov" -e "$ep" -S 4096 -I "${KV_PINGPONG_ITERS:-20000}" -P "$fp" 127.0.0.1 >"$out" 2>&1; then break; fi
+    sleep 0.5
+  done
+  wait "$fps" || true
+  cat "$out"
+}
 export FI_TCP_IFACE=lo
-fp=$(free_port)
-timeout 60 fi_pingpong -p tcp -e msg -S 4096 -I "${KV_PINGPONG_ITERS:-20000}" -B "$fp" >"$work/fi_pingpong.server" 2>&1 &
-fps=$!
-sleep 0.3   # the server has no readiness signal; the client below retries its connect
-for try in 1 2 3 4 5; do
-  if timeout 60 fi_pingpong -p tcp -e msg -S 4096 -I "${KV_PINGPONG_ITERS:-20000}" -P "$fp" 127.0.0.1 >"$work/fi_pingpong" 2>&1; then break; fi
-  sleep 0.5
-done
-wait "$fps" || true
-cat "$work/fi_pingpong"
+echo "== libfabric's own 4 KiB ping-pong (fi_pingpong, loopback): tcp msg endpoints, and"
+echo "   tcp;ofi_rxm rdm endpoints (the provider stack RPMP itself runs on)"
+pingpong msg tcp "$work/fi_pingpong"
 fi_us=$(awk '$1=="4k" {print $7}' "$work/fi_pingpong")
 echo "baseline fi_pingpong_4k_usec_per_xfer=${fi_us:-unknown}"
+pingpong rdm "tcp;ofi_rxm" "$work/fi_pingpong_rdm"
+fi_rdm_us=$(awk '$1=="4k" {print $7}' "$work/fi_pingpong_rdm")
+echo "baseline fi_pingpong_rdm_4k_usec_per_xfer=${fi_rdm_us:-unknown}"
 
 rp=$(free_port)
 PMEM_IS_PMEM_FORCE=1 "$bin/rpmp-server" --listen "127.0.0.1:$rp" --pool "$pool:${KV_POOL_SIZE:-6G}" \
   >"$work/server.log" 2>&1 &
-pids+=($!)
+bench_pids+=($!)
 wait_for "rpmp-server" 60 grep -q "rpmp-server ready" "$work/server.log"
 
 start_redis() {  # NAME PORT EXTRA-ARGS...
@@ -70,7 +70,7 @@ start_redis() {  # NAME PORT EXTRA-ARGS...
   mkdir -p "$work/$name"
   redis-server --port "$port" --bind 127.0.0.1 --dir "$work/$name" --save '' --protected-mode yes "$@" \
     >"$work/$name.log" 2>&1 &
-  pids+=($!)
+  bench_pids+=($!)
   wait_for "$name" 30 redis-cli -p "$port" ping
 }
 r1=$(free_port); start_redis redis "$r1" --appendonly no
@@ -85,6 +85,28 @@ echo "== depth 1: one thread, 4 KiB reads (YCSB C)"
 rp50=$(awk '/^workload=C target=rpmp /{for(i=1;i<=NF;i++) if ($i ~ /^p50_us=/) {sub("p50_us=","",$i); print $i}}' "$work/depth1")
 if [ -n "${fi_us:-}" ] && [ -n "$rp50" ]; then
   echo "ratio rpmp_get_4k_p50_over_fi_pingpong=$(awk -v a="$rp50" -v b="$fi_us" 'BEGIN {printf "%.2f", a / b}')"
+fi
+
+echo "== depth 1 with polling (YCSB C, then B): a second rpmp-server with --busy-poll, the client polling its own"
+echo "   replies (RPMP_CLIENT_POLL_US=${KV_POLL_US:-1000000}); fi_pingpong busy-polls both sides too"
+rp2=$(free_port)
+PMEM_IS_PMEM_FORCE=1 "$bin/rpmp-server" --busy-poll --listen "127.0.0.1:$rp2" \
+  --pool "$pool.poll:${KV_POLL_POOL_SIZE:-1G}" >"$work/server-poll.log" 2>&1 &
+poll_pid=$!
+bench_pids+=($poll_pid)
+wait_for "rpmp-server --busy-poll" 60 grep -q "rpmp-server ready" "$work/server-poll.log"
+RPMP_CLIENT_POLL_US=${KV_POLL_US:-1000000} "$bin/rpmp-kv-bench" --target "rpmp-poll=rpmp:127.0.0.1:$rp2" \
+  --target "redis=redis:127.0.0.1:$r1" --baseline redis --threads 1 --workloads "${KV_POLL_WORKLOADS:-C,B}" --sizes 4k \
+  --keys "${KV_DEPTH1_KEYS:-100000}" --seconds "${KV_DEPTH1_SECONDS:-3}" | tee "$work/depth1-poll"
+kill "$poll_pid" 2>/dev/null || true   # it keeps a core busy: not during the runs below
+wait "$poll_pid" 2>/dev/null || true
+rm -f "$pool.poll"
+pp50=$(awk '/^workload=C target=rpmp-poll /{for(i=1;i<=NF;i++) if ($i ~ /^p50_us=/) {sub("p50_us=","",$i); print $i}}' "$work/depth1-poll")
+if [ -n "${fi_us:-}" ] && [ -n "$pp50" ]; then
+  echo "ratio rpmp_poll_get_4k_p50_over_fi_pingpong=$(awk -v a="$pp50" -v b="$fi_us" 'BEGIN {printf "%.2f", a / b}')"
+fi
+if [ -n "${fi_rdm_us:-}" ] && [ -n "$pp50" ]; then
+  echo "ratio rpmp_poll_get_4k_p50_over_fi_pingpong_rdm=$(awk -v a="$pp50" -v b="$fi_rdm_us" 'BEGIN {printf "%.2f", a / b}')"
 fi
 
 echo "== YCSB workloads, $threads threads, every target in one run"

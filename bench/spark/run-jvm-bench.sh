@@ -12,8 +12,10 @@
 #   bench/spark/run-jvm-bench.sh [--jobs terasort,agg,join] [--rounds 3] [--scale 1.0]
 #       [--replicas 1] [--partitions N] [--heap-sweep 200,2000,10000] [--jfr]
 #       [--master 'local-cluster[2,1,2048]'] [--executor-memory 2g] [--build DIR]
-#       [--only rpmp|sort] [--rpmp-conf K=V]... [--conf K=V]... [--keep]
+#       [--only rpmp|sort] [--rpmp-conf K=V]... [--conf K=V]... [--keep] [--insecure]
 #
+# The RPMP cluster is secured as local-cluster.sh makes it (cluster secret, mutual TLS);
+# --insecure starts it without either, to measure what security costs.
 # Sizes at --scale 1: terasort 10 M rows (orderBy, spark.sql.shuffle.partitions 200
 # unless --partitions), agg 20 M rows over 2,000 partitions, join 5 M x 5 M rows (200
 # partitions unless --partitions). --scale 0.1 is a quick run.
@@ -28,7 +30,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 repo=$(cd "$here/../.." && pwd)
 jobs=terasort,agg,join rounds=3 scale=1.0 replicas=1 partitions="" heap_sweep="" jfr=0
 master="local-cluster[2,1,2048]" executor_memory=2g driver_memory=2g
-build=${RPMP_BUILD:-$repo/build} only="" keep=0
+build=${RPMP_BUILD:-$repo/build} only="" keep=0 insecure=0
 rpmp_extra=() common_extra=()
 usage() { sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 2; }
 while [[ $# -gt 0 ]]; do
@@ -47,6 +49,7 @@ while [[ $# -gt 0 ]]; do
     --rpmp-conf) rpmp_extra+=(--conf "$2"); shift 2 ;;
     --conf) common_extra+=(--conf "$2"); shift 2 ;;
     --keep) keep=1; shift ;;
+    --insecure) insecure=1; shift ;;
     -h|--help) usage ;;
     *) echo "run-jvm-bench: unknown argument $1" >&2; usage ;;
   esac
@@ -87,14 +90,24 @@ trap 'exit 130' INT TERM
 
 if [[ "$only" != sort ]]; then
   cluster_up=1
-  "$repo/deploy/local-cluster.sh" start > "$work/cluster-start.log" 2>&1 || {
+  security=--tls
+  [[ $insecure -eq 1 ]] && security=--insecure
+  "$repo/deploy/local-cluster.sh" start "$security" > "$work/cluster-start.log" 2>&1 || {
     failed=1; cat "$work/cluster-start.log" >&2; exit 1; }
   proxies=$(sed -n 's/^RPMP_PROXIES=//p' "$work/cluster-start.log" | tail -1)
+fi
+if [[ "$only" != sort && $insecure -eq 0 ]]; then
   # The cluster is secured: the executors' librpmp reads the secret from RPMP_SECRET_FILE.
   RPMP_SECRET_FILE=$(sed -n 's/^RPMP_SECRET_FILE=//p' "$work/cluster-start.log" | tail -1)
   [[ -n "$RPMP_SECRET_FILE" ]] || { failed=1; cat "$work/cluster-start.log" >&2; echo "no RPMP_SECRET_FILE" >&2; exit 1; }
   export RPMP_SECRET_FILE
+  # ... and the proxies serve mutual TLS: the driver's and executors' librpmp present the
+  # application's client certificate from RPMP_TLS_DIR.
+  RPMP_TLS_DIR=$(sed -n 's/^RPMP_TLS_DIR=//p' "$work/cluster-start.log" | tail -1)
+  [[ -n "$RPMP_TLS_DIR" ]] || { failed=1; cat "$work/cluster-start.log" >&2; echo "no RPMP_TLS_DIR" >&2; exit 1; }
+  export RPMP_TLS_DIR
 fi
+[[ $insecure -eq 0 ]] || unset RPMP_SECRET_FILE RPMP_TLS_DIR
 
 common=(--master "$master" --driver-memory "$driver_memory" --executor-memory "$executor_memory"
   --class io.rpmp.bench.ShuffleBench
@@ -127,7 +140,7 @@ echo "jobs=$jobs rounds=$rounds scale=$scale replicas=$replicas master=$master" 
   "spark=$("$py" -c 'import pyspark; print(pyspark.__version__)')"
 for j in ${jobs//,/ }; do echo "job $j: rows=$(rows_for "$j") shuffle_partitions=$(parts_for "$j")"; done
 echo "machine: $(nproc) cores, $(free -g | awk '/^Mem:/ {print $2 " GiB RAM, " $7 " GiB available"}'); uptime:$(uptime)"
-[[ "$only" == sort ]] || echo "rpmp: local cluster (3 servers, pools $RPMP_POOL_SIZE on /dev/shm) proxies=$proxies; rpmp conf: ${rpmp_extra[*]:-(defaults)}"
+[[ "$only" == sort ]] || echo "rpmp: local cluster (3 servers, pools $RPMP_POOL_SIZE on /dev/shm, security $([[ $insecure -eq 1 ]] && echo off || echo "on: secret + mutual TLS")) proxies=$proxies; rpmp conf: ${rpmp_extra[*]:-(defaults)}"
 [[ ${#common_extra[@]} -eq 0 ]] || echo "extra conf (both): ${common_extra[*]}"
 echo "work dir: $work"
 

@@ -7,6 +7,13 @@
 #include "common/crc32c.h"
 
 namespace rpmp {
+namespace {
+
+// How long a stale read's metadata refetch may retry on a new session: long enough for
+// the tcp provider to re-establish a connection it dropped over a revoked key.
+constexpr std::chrono::milliseconds kRefetchRetryFor{2000};
+
+}  // namespace
 
 void ClientImpl::WriteAsync(wire::Op op, const std::string& ns, const std::string& key,
                             const Buffer& buf, uint64_t tag, WriteId id, Callback done) {
@@ -107,8 +114,7 @@ void ClientImpl::SubmitGet(const std::string& ns, const std::string& key, Buffer
         if (!b.ok()) return done(b.status());
         *out = std::move(b).value();
         // Resubmitting may wait for a free request slot: never on the progress thread.
-        std::thread([this, ns, key, out, done, attempt] { SubmitGet(ns, key, out, done, attempt + 1); })
-            .detach();
+        helpers_.Run([this, ns, key, out, done, attempt] { SubmitGet(ns, key, out, done, attempt + 1); });
         return;
       }
     }
@@ -116,6 +122,11 @@ void ClientImpl::SubmitGet(const std::string& ns, const std::string& key, Buffer
 }
 
 void ClientImpl::ReadRecordAsync(const RecordRef& r, Buffer* dst, size_t dst_offset, Callback done) {
+  ReadRecordAttempt(r, dst, dst_offset, std::move(done), 0);
+}
+
+void ClientImpl::ReadRecordAttempt(const RecordRef& r, Buffer* dst, size_t dst_offset,
+                                   Callback done, int attempt) {
   if (dst == nullptr || !dst->valid() || dst_offset > dst->capacity() ||
       r.length > dst->capacity() - dst_offset)
     return done(Status::InvalidArgument("destination buffer too small for the record"));
@@ -126,18 +137,55 @@ void ClientImpl::ReadRecordAsync(const RecordRef& r, Buffer* dst, size_t dst_off
   char* p = dst->data() + dst_offset;
   uint32_t crc = r.crc;
   size_t len = r.length;
-  bool verify = options_.verify_checksums;
   std::shared_ptr<Buffer::Slab> slab = dst->shared_slab();
+  // The CRC check is what tells a stale location (moved by compaction, or reused
+  // after an overwrite) from the record: docs/storage-format.md "Compaction".
   conn_->ReadRemote(r.rma_addr, r.rma_key, p, len, BufferPool::RegionOf(*dst),
-                    [p, len, crc, verify, done, slab](Status st) {
+                    [this, r, dst, dst_offset, p, len, crc, done, slab, attempt](Status st) {
                       // Past the deadline the read may still land: the buffer is
                       // poisoned (never reused; later transfers into it refused).
                       if (st.code() == StatusCode::kDeadlineExceeded) slab->poisoned.store(true);
-                      if (st.ok() && verify && Crc32c(p, len) != crc)
-                        st = Status::DataLoss("record checksum mismatch (deleted or overwritten since listed?)");
-                      done(st);
+                      if (st.ok() && Crc32c(p, len) == crc) return done(st);
+                      // A read that failed outright may also be a stale location: a freed
+                      // segment's memory key is revoked (docs/security.md), so the read is
+                      // refused rather than answered with other bytes. Only a timeout is
+                      // not that (the server or the link is slow or gone).
+                      bool stale = st.ok() || st.code() != StatusCode::kDeadlineExceeded;
+                      if (!stale) return done(st);
+                      if (r.origin == nullptr)
+                        return done(Status(StatusCode::kAborted,
+                                           "record moved or replaced since GetMeta (compaction or "
+                                           "an overwrite): fetch the metadata again" +
+                                           (st.ok() ? std::string() : " (" + st.message() + ")")));
+                      if (attempt >= 3)
+                        return done(Status(StatusCode::kAborted, "record kept moving while being read"));
+                      // GetMeta blocks: never on the progress thread.
+                      helpers_.Run([this, r, dst, dst_offset, done, attempt] {
+                        RereadMoved(r, dst, dst_offset, done, attempt);
+                      });
                     },
                     slab);
+}
+
+void ClientImpl::RereadMoved(const RecordRef& r, Buffer* dst, size_t dst_offset, Callback done,
+                             int attempt) {
+  const RecordOrigin& o = *r.origin;
+  auto gone = [&] {
+    return Status::DataLoss("record " + std::to_string(r.index) + " of key '" + o.key +
+                            "' in namespace '" + o.ns + "' no longer exists (overwritten or "
+                            "deleted since GetMeta)");
+  };
+  // A read of a freed segment is refused (its memory key is revoked) and the tcp provider
+  // then drops the connection: the listing retries on a new session for a while, whatever
+  // options.retry_for says (docs/storage-format.md).
+  StatusOr<ObjectMeta> meta = ListRecords(o.ns, o.key, {}, kRefetchRetryFor);
+  if (meta.status().code() == StatusCode::kNotFound) return done(gone());
+  if (!meta.ok()) return done(meta.status());
+  if (r.index >= meta->records.size()) return done(gone());
+  RecordRef now = meta->records[r.index];
+  if (now.tag != r.tag || now.length != r.length || now.crc != r.crc) return done(gone());
+  now.node_id = r.node_id;
+  ReadRecordAttempt(now, dst, dst_offset, std::move(done), attempt + 1);
 }
 
 namespace {

@@ -61,9 +61,21 @@ bool ClientImpl::MayRetry(Repeat repeat, const Status& st, bool sent, bool sessi
   return false;
 }
 
+template <typename T>
+void ClientImpl::Await(const std::future<T>& f, Connection::PollingScope* polling) {
+  if (options_.poll_for.count() > 0) {
+    const auto until = std::chrono::steady_clock::now() + options_.poll_for;
+    while (f.wait_for(std::chrono::seconds(0)) != std::future_status::ready) {
+      if (conn_->PollOnce() == 0 && std::chrono::steady_clock::now() > until) break;
+    }
+  }
+  polling->End();  // the progress thread takes over if the reply is not in yet
+  f.wait();
+}
+
 Status ClientImpl::Call(wire::Request& req, std::shared_ptr<CallResult>* out, Repeat repeat,
-                        std::shared_ptr<void> keepalive) {
-  const auto give_up = std::chrono::steady_clock::now() + options_.retry_for;
+                        std::shared_ptr<void> keepalive, std::chrono::milliseconds min_retry_for) {
+  const auto give_up = std::chrono::steady_clock::now() + std::max(options_.retry_for, min_retry_for);
   std::chrono::milliseconds backoff(10);
   for (int attempt = 0;; attempt++) {
     auto result = std::make_shared<CallResult>();
@@ -74,6 +86,7 @@ Status ClientImpl::Call(wire::Request& req, std::shared_ptr<CallResult>* out, Re
     } else {
       auto done = std::make_shared<std::promise<void>>();
       std::future<void> f = done->get_future();
+      Connection::PollingScope polling(conn_.get(), options_.poll_for.count() > 0);
       sent = conn_->Submit(req, [result, done](const Status& st, const wire::Response& r) {
         result->status = st;
         result->resp = r;
@@ -81,7 +94,7 @@ Status ClientImpl::Call(wire::Request& req, std::shared_ptr<CallResult>* out, Re
         result->resp.inline_data = result->inline_copy;
         done->set_value();
       }, keepalive);
-      f.wait();
+      Await(f, &polling);
     }
     bool again = !result->status.ok() &&
                  MayRetry(repeat, result->status, sent, conn_->needs_hello()) &&
@@ -187,26 +200,68 @@ StatusOr<std::string> ClientImpl::Get(const std::string& ns, const std::string& 
 }
 
 StatusOr<ObjectMeta> ClientImpl::GetMeta(const std::string& ns, const std::string& key) {
+  return ListRecords(ns, key, {}, std::chrono::milliseconds(0));
+}
+
+// The portable form, for clients whose server cannot filter: list all, keep the tags'.
+StatusOr<ObjectMeta> Client::GetMetaOfTags(const std::string& ns, const std::string& key,
+                                           const std::vector<uint64_t>& tags) {
+  RPMP_ASSIGN_OR_RETURN(ObjectMeta meta, GetMeta(ns, key));
+  if (tags.empty()) return meta;
+  std::vector<uint64_t> sorted = tags;
+  std::sort(sorted.begin(), sorted.end());
+  std::vector<RecordRef> kept;
+  for (const RecordRef& r : meta.records)
+    if (std::binary_search(sorted.begin(), sorted.end(), r.tag)) kept.push_back(r);
+  meta.records = std::move(kept);
+  return meta;
+}
+
+StatusOr<ObjectMeta> ClientImpl::GetMetaOfTags(const std::string& ns, const std::string& key,
+                                               const std::vector<uint64_t>& tags) {
+  if (tags.size() > wire::kMaxFilterTags) return Client::GetMetaOfTags(ns, key, tags);
+  return ListRecords(ns, key, tags, std::chrono::milliseconds(0));
+}
+
+StatusOr<ObjectMeta> ClientImpl::ListRecords(const std::string& ns, const std::string& key,
+                                             const std::vector<uint64_t>& tags,
+                                             std::chrono::milliseconds min_retry_for) {
   RPMP_RETURN_IF_ERROR(CheckNames(ns, key));
+  const bool filtered = !tags.empty();
   ObjectMeta meta;
+  auto origin = std::make_shared<const RecordOrigin>(RecordOrigin{ns, key});
+  uint32_t start = 0;  // record index (in the whole list) the next page starts from
   while (true) {
     wire::Request req = KeyRequest(wire::Op::kGetMeta, ns, key);
-    req.start = static_cast<uint32_t>(meta.records.size());
+    if (filtered) {
+      req.h.flags |= wire::kFlagTagFilter;
+      req.tag_filter = tags;
+    }
+    req.start = start;
     req.max = wire::kMaxPageItems;
     std::shared_ptr<CallResult> result;
-    RPMP_RETURN_IF_ERROR(Call(req, &result, Repeat::kRead));
+    RPMP_RETURN_IF_ERROR(Call(req, &result, Repeat::kRead, nullptr, min_retry_for));
     const wire::Response& resp = result->resp;
+    if (filtered && (!(resp.h.flags & wire::kFlagTagFilter) || (resp.more && resp.next_start <= start)))
+      return Status::Internal("rpmp-server at " + conn_->server() + " answered a filtered get_meta "
+                              "without the filter's paging (an older server?)");
     meta.total_length = resp.total_length;
-    for (const wire::RecordMeta& m : resp.records)
-      meta.records.push_back({m.tag, m.length, m.crc, m.pool, m.rma_addr, m.rma_key});
-    if (!resp.more || resp.records.empty()) return meta;
+    for (size_t i = 0; i < resp.records.size(); i++) {
+      const wire::RecordMeta& m = resp.records[i];
+      uint32_t index = filtered ? m.index : start + static_cast<uint32_t>(i);
+      meta.records.push_back({m.tag, m.length, m.crc, m.pool, m.rma_addr, m.rma_key, 0, origin, index});
+    }
+    if (!resp.more || (!filtered && resp.records.empty())) return meta;
+    start = filtered ? resp.next_start : start + static_cast<uint32_t>(resp.records.size());
   }
 }
 
 Status ClientImpl::ReadRecord(const RecordRef& r, Buffer* dst, size_t dst_offset) {
   std::promise<Status> p;
   std::future<Status> f = p.get_future();
+  Connection::PollingScope polling(conn_.get(), options_.poll_for.count() > 0);
   ReadRecordAsync(r, dst, dst_offset, [&p](Status st) { p.set_value(st); });
+  Await(f, &polling);
   return f.get();
 }
 
@@ -254,11 +309,14 @@ Status ClientImpl::DeleteNamespace(const std::string& ns) {
 StatusOr<ServerStats> ClientImpl::Stat() {
   wire::Request req;
   req.h.op = wire::Op::kStat;
+  req.h.flags = wire::kFlagStatCompaction;
   std::shared_ptr<CallResult> result;
   RPMP_RETURN_IF_ERROR(Call(req, &result, Repeat::kRead));
   const wire::Response& r = result->resp;
-  ServerStats s{r.node_id, r.namespaces, r.key_count, r.record_total, r.live_bytes, {}};
+  ServerStats s{r.node_id, r.namespaces, r.key_count, r.record_total, r.live_bytes, {}, {}};
   for (const wire::PoolEntry& p : r.pools) s.pools.push_back({p.path, p.medium, p.capacity, p.used, p.free});
+  const wire::CompactionEntry& c = r.compaction;
+  s.compaction = {c.enabled, c.running, c.dead_bytes, c.segments, c.records, c.bytes, c.steps, c.last_run_unix_ms};
   return s;
 }
 

@@ -3,10 +3,12 @@
 // results. Internal to client-cpp (callers use rpmp::Client).
 #pragma once
 
+#include <future>
 #include <memory>
 #include <string>
 
 #include "client-cpp/src/connection.h"
+#include "client-cpp/src/helper_threads.h"
 #include "client-cpp/src/write_ids.h"
 #include "rpmp/client.h"
 
@@ -32,6 +34,8 @@ class ClientImpl : public Client {
   StatusOr<std::string> Get(const std::string& ns, const std::string& key) override;
   Status Get(const std::string& ns, const std::string& key, Buffer* out) override;
   StatusOr<ObjectMeta> GetMeta(const std::string& ns, const std::string& key) override;
+  StatusOr<ObjectMeta> GetMetaOfTags(const std::string& ns, const std::string& key,
+                                     const std::vector<uint64_t>& tags) override;
   Status ReadRecord(const RecordRef& r, Buffer* dst, size_t dst_offset) override;
   Status Delete(const std::string& ns, const std::string& key) override;
   StatusOr<std::vector<KeyInfo>> List(const std::string& ns, const std::string& start_after,
@@ -76,9 +80,16 @@ class ClientImpl : public Client {
  private:
   // Sends req and waits for its response. On a failure that may have lost the session
   // (the server went away: Unavailable), opens a new session and sends again while
-  // MayRetry allows it, for up to options.retry_for (at least once).
+  // MayRetry allows it, for up to max(options.retry_for, min_retry_for) (at least once).
   Status Call(wire::Request& req, std::shared_ptr<CallResult>* out, Repeat repeat,
-              std::shared_ptr<void> keepalive = nullptr);
+              std::shared_ptr<void> keepalive = nullptr,
+              std::chrono::milliseconds min_retry_for = std::chrono::milliseconds(0));
+  // GetMeta and GetMetaOfTags: pages through (ns, key)'s records, filtered by `tags` on
+  // the server when not empty; each ref carries its origin and index (compaction's
+  // refetch). Retries a lost session for at least min_retry_for.
+  StatusOr<ObjectMeta> ListRecords(const std::string& ns, const std::string& key,
+                                   const std::vector<uint64_t>& tags,
+                                   std::chrono::milliseconds min_retry_for);
   // Puts `data` inline in *req when small, else copies it into a registered buffer
   // (*staged, kept alive by the call) and names that buffer as the RMA source.
   Status AttachPayload(wire::Request* req, const void* data, size_t len,
@@ -87,13 +98,24 @@ class ClientImpl : public Client {
                    size_t len, uint64_t tag, WriteId id);
   void WriteAsync(wire::Op op, const std::string& ns, const std::string& key, const Buffer& buf,
                   uint64_t tag, WriteId id, Callback done);
+  // ReadRecordAsync's attempt `attempt` (0 = the caller's ref); on a stale location
+  // it refetches the metadata on a helper thread (never on the progress thread).
+  void ReadRecordAttempt(const RecordRef& r, Buffer* dst, size_t dst_offset, Callback done,
+                         int attempt);
+  void RereadMoved(const RecordRef& r, Buffer* dst, size_t dst_offset, Callback done, int attempt);
   void SubmitGet(const std::string& ns, const std::string& key, Buffer* out, Callback done,
                  int attempt);
   Status CheckNode(const GlobalAddress& addr) const;
+  // Waits for `f`: first polling the fabric on this thread for options.poll_for (the
+  // reply is then handled here, not handed over by the progress thread), then ends
+  // `polling` (taken before the submission) and sleeps.
+  template <typename T>
+  void Await(const std::future<T>& f, Connection::PollingScope* polling);
 
   std::unique_ptr<Connection> conn_;
   ClientOptions options_;
   WriteIdMinter ids_;
+  HelperThreads helpers_;  // last: waited for before conn_ goes
 };
 
 // Verifies per-record checksums of a concatenated object in [data, data+len).

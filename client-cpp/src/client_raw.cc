@@ -1,6 +1,7 @@
 // Raw-memory calls of ClientImpl, GlobalAddress text form, and Client::Connect.
 #include <cinttypes>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 
 #include "client-cpp/src/client_impl.h"
@@ -23,8 +24,19 @@ StatusOr<GlobalAddress> GlobalAddress::Parse(const std::string& s) {
 
 StatusOr<std::unique_ptr<Client>> Client::Connect(const std::string& server,
                                                   const ClientOptions& options) {
-  RPMP_ASSIGN_OR_RETURN(std::unique_ptr<Connection> conn, Connection::Open(server, options));
-  return std::unique_ptr<Client>(new ClientImpl(std::move(conn), options));
+  ClientOptions o = options;
+  if (o.poll_for.count() == 0) {  // the environment may ask for polling (ClientOptions::poll_for)
+    if (const char* env = std::getenv("RPMP_CLIENT_POLL_US"); env != nullptr && *env != '\0') {
+      char* end = nullptr;
+      long long us = std::strtoll(env, &end, 10);
+      if (*end != '\0' || us < 0 || us > 10'000'000)
+        return Status::InvalidArgument(std::string("RPMP_CLIENT_POLL_US must be microseconds "
+                                                   "between 0 and 10000000, not '") + env + "'");
+      o.poll_for = std::chrono::microseconds(us);
+    }
+  }
+  RPMP_ASSIGN_OR_RETURN(std::unique_ptr<Connection> conn, Connection::Open(server, o));
+  return std::unique_ptr<Client>(new ClientImpl(std::move(conn), o));
 }
 
 Status ClientImpl::CheckNode(const GlobalAddress& addr) const {

@@ -126,7 +126,7 @@ Connection::~Connection() {
   quarantine_.clear();
 }
 
-Connection::Call* Connection::AcquireCall() {
+Connection::Call* Connection::AcquireCall(ResponseFn* done, std::shared_ptr<void>* keepalive) {
   std::unique_lock<std::mutex> lock(mu_);
   if (!free_cv_.wait_for(lock, options_.timeout, [this] { return !free_calls_.empty(); }))
     return nullptr;
@@ -134,12 +134,15 @@ Connection::Call* Connection::AcquireCall() {
   free_calls_.pop_back();
   c->in_use = true;
   c->send_done = c->finished = c->timed_out = false;
+  c->done = std::move(*done);
+  c->keepalive = std::move(*keepalive);
+  c->deadline = std::chrono::steady_clock::now() + options_.timeout;
   active_++;
   return c;
 }
 
 bool Connection::Submit(wire::Request& req, ResponseFn done, std::shared_ptr<void> keepalive) {
-  Call* c = AcquireCall();
+  Call* c = AcquireCall(&done, &keepalive);
   if (c == nullptr) {
     done(Status::DeadlineExceeded("too many requests in flight to " + server_), wire::Response());
     return false;
@@ -147,11 +150,8 @@ bool Connection::Submit(wire::Request& req, ResponseFn done, std::shared_ptr<voi
   req.h.request_id = (static_cast<uint64_t>(c->gen) << 32) | c->index;
   req.h.session = session_.load();
   req.h.session_tag = session_tag_.load();
-  c->done = std::move(done);
-  c->keepalive = std::move(keepalive);
-  c->deadline = std::chrono::steady_clock::now() + options_.timeout;
   size_t len = wire::EncodeRequest(req, c->frame, wire::kMaxFrame);
-  work_cv_.notify_one();
+  if (pollers_.load() == 0) work_cv_.notify_one();  // a polling caller takes the reply itself
   Status st = len == 0 ? Status::InvalidArgument("request does not fit in one frame")
                        : fabric_->Send(&c->send_op, peer_, c->frame, len, frame_mr_->desc());
   if (!st.ok()) {
@@ -177,7 +177,7 @@ void Connection::ReadRemote(uint64_t raddr, uint64_t rkey, char* dst, size_t len
     reads_.push_back(op);
   }
   reads_in_flight_.fetch_add(1);
-  work_cv_.notify_one();
+  if (pollers_.load() == 0) work_cv_.notify_one();
   Status st = fabric_->Read(&op->op, peer_, dst, len, region.desc(), raddr, rkey);
   if (!st.ok()) {
     std::function<void(Status)> fn;
@@ -217,11 +217,13 @@ void Connection::ProgressLoop() {
     {
       std::unique_lock<std::mutex> lock(mu_);
       work_cv_.wait_for(lock, std::chrono::milliseconds(50), [this] {
-        return stop_.load() || active_ > 0 || reads_in_flight_.load() > 0;
+        return stop_.load() || (pollers_.load() == 0 && (active_ > 0 || reads_in_flight_.load() > 0));
       });
     }
-    int n = fabric_->Wait(comps, 32, 2);
-    for (int i = 0; i < n; i++) OnCompletion(comps[i]);
+    if (pollers_.load() == 0) {  // else a polling caller handles every completion
+      int n = fabric_->Wait(comps, 32, 2);
+      for (int i = 0; i < n; i++) OnCompletion(comps[i]);
+    }
     auto now = std::chrono::steady_clock::now();
     if (now - last_expire > std::chrono::milliseconds(10)) {
       ExpireCalls();
@@ -250,18 +252,40 @@ void Connection::ProgressLoop() {
   }
 }
 
+void Connection::PollingScope::End() {
+  if (c_ == nullptr) return;
+  Connection* c = c_;
+  c_ = nullptr;
+  bool work;
+  {
+    std::lock_guard<std::mutex> lock(c->mu_);  // no lost wake-up: the progress thread checks under mu_
+    c->pollers_.fetch_sub(1);
+    work = c->active_ > 0 || c->reads_in_flight_.load() > 0;
+  }
+  if (work) c->work_cv_.notify_one();
+}
+
+int Connection::PollOnce() {
+  Completion comps[16];
+  int n = fabric_->Poll(comps, 16);
+  for (int i = 0; i < n; i++) OnCompletion(comps[i]);
+  return n;
+}
+
 void Connection::OnCompletion(const Completion& c) {
   switch (c.ctx->kind) {
     case OpKind::kSend: {
       Call* call = reinterpret_cast<Call*>(c.ctx);
       bool fail;
+      uint32_t gen;
       {
         std::lock_guard<std::mutex> lock(mu_);
         call->send_done = true;
+        gen = call->gen;
         fail = !c.status.ok() && !call->finished;
         if (!fail) MaybeFree(call);
       }
-      if (fail) Finish(call, Status::Unavailable("request not delivered to " + server_ + ": " + c.status.message()), wire::Response());
+      if (fail) Finish(call, Status::Unavailable("request not delivered to " + server_ + ": " + c.status.message()), wire::Response(), gen);
       return;
     }
     case OpKind::kRecv: {
@@ -312,11 +336,12 @@ void Connection::OnResponse(RecvSlot* r, size_t len, PeerAddr src) {
   }
   Status result = resp.h.status == 0 ? Status::Ok()
                                      : Status(static_cast<StatusCode>(resp.h.status), resp.message);
-  Finish(c, result, resp);
+  Finish(c, result, resp, gen);
 }
 
 void Connection::ExpireCalls() {
-  std::vector<Call*> expired, stuck;
+  // (call, generation): a call answered and reused meanwhile is left alone.
+  std::vector<std::pair<Call*, uint32_t>> expired, stuck;
   auto now = std::chrono::steady_clock::now();
   {
     std::lock_guard<std::mutex> lock(mu_);
@@ -324,38 +349,40 @@ void Connection::ExpireCalls() {
       if (!c->in_use || c->finished) continue;
       if (c->deadline < now) {
         c->timed_out = true;
-        expired.push_back(c.get());
+        expired.emplace_back(c.get(), c->gen);
       } else if (now - (c->deadline - options_.timeout) > kProbeAfter) {
-        stuck.push_back(c.get());
+        stuck.emplace_back(c.get(), c->gen);
       }
     }
   }
-  for (Call* c : expired)
+  for (auto [c, gen] : expired)
     Finish(c, Status::DeadlineExceeded("no reply from rpmp-server at " + server_ + " within " +
                                        std::to_string(options_.timeout.count()) + " ms"),
-           wire::Response());
+           wire::Response(), gen);
   // Calls waiting long: if the server's port now refuses connections, it is gone and
   // waiting for the timeout would only delay failover. (The server may have run them:
   // the buffers stay quarantined as for a timeout.)
   if (stuck.empty() || now - last_probe_ < kProbeAfter) return;
   last_probe_ = now;
   if (!PeerIsGone()) return;
-  for (Call* c : stuck) {
+  for (auto [c, gen] : stuck) {
     {
       std::lock_guard<std::mutex> lock(mu_);
+      if (!c->in_use || c->finished || c->gen != gen) continue;
       c->timed_out = true;
     }
     Finish(c, Status::Unavailable("rpmp-server at " + server_ + " is gone (connection refused)"),
-           wire::Response());
+           wire::Response(), gen);
   }
 }
 
-void Connection::Finish(Call* c, const Status& st, const wire::Response& resp) {
+void Connection::Finish(Call* c, const Status& st, const wire::Response& resp, int64_t gen) {
   ResponseFn fn;
   std::shared_ptr<void> release;  // dropped before `done` unless it must be quarantined
   {
     std::lock_guard<std::mutex> lock(mu_);
-    if (c->finished) return;
+    if (c->finished || !c->in_use) return;
+    if (gen >= 0 && c->gen != static_cast<uint32_t>(gen)) return;  // a reply to its previous request
     c->finished = true;
     fn = std::move(c->done);
     if (!c->timed_out) release = std::move(c->keepalive);

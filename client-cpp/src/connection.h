@@ -51,6 +51,24 @@ class Connection {
   bool needs_hello() const { return needs_hello_.load(); }
 
   BufferPool& buffers() { return *pool_; }
+  // Handles the completions waiting on the queue on the calling thread (any thread may;
+  // the progress thread does the same). Returns how many it handled.
+  int PollOnce();
+  // A caller about to poll for its own reply (ClientOptions::poll_for) holds a
+  // PollingScope from before its submission until it stops polling: while any caller
+  // polls, the progress thread stays off the completion queue and Submit does not wake
+  // it, so a request costs no thread wake-up on this side. End() (or the destructor)
+  // hands the queue back to the progress thread.
+  class PollingScope {
+   public:
+    PollingScope(Connection* c, bool on) : c_(on ? c : nullptr) { if (c_) c_->pollers_.fetch_add(1); }
+    ~PollingScope() { End(); }
+    PollingScope(const PollingScope&) = delete;
+    PollingScope& operator=(const PollingScope&) = delete;
+    void End();
+   private:
+    Connection* c_;
+  };
   uint64_t node_id() const { return node_id_; }
   size_t max_inline() const { return max_inline_; }
   const std::string& server() const { return server_; }
@@ -70,9 +88,14 @@ class Connection {
   void OnResponse(RecvSlot* r, size_t len, PeerAddr src);
   void ExpireCalls();
   void ExpireReads(std::chrono::steady_clock::time_point now);
-  void Finish(Call* c, const Status& st, const wire::Response& resp);
+  // Answers call c once (a later Finish of it does nothing). With `gen` (a reply's
+  // generation), only if c still carries that request: a reply handled on one thread
+  // must not finish the next request another thread put into the same slot.
+  void Finish(Call* c, const Status& st, const wire::Response& resp, int64_t gen = -1);
   void MaybeFree(Call* c);
-  Call* AcquireCall();
+  // A free call slot holding `done` and `keepalive` (set under the lock, so a reply
+  // to the slot's previous request can never see a half-set-up call); null on timeout.
+  Call* AcquireCall(ResponseFn* done, std::shared_ptr<void>* keepalive);
   // True when the provider's endpoints are TCP listeners and the server's refuses.
   bool PeerIsGone() const;
   static constexpr std::chrono::milliseconds kProbeAfter{1000};
@@ -101,6 +124,7 @@ class Connection {
   std::vector<Call*> free_calls_;
   size_t active_ = 0;
   std::atomic<int> reads_in_flight_{0};
+  std::atomic<int> pollers_{0};  // callers polling the queue themselves (PollingScope)
   std::vector<std::shared_ptr<void>> quarantine_;  // buffers of timed-out calls
   std::vector<ReadOp*> reads_;                     // one-sided reads in flight
   std::atomic<bool> stop_{false};

@@ -12,10 +12,12 @@ std::unique_ptr<ClusterMode> ClusterMode::Create(const ServerConfig& config, Sto
   // Heartbeats give up quickly (the next one follows within an interval); placement
   // look-ups ride out a leader election.
   ProxyClientOptions hb;
+  hb.tls = TlsFiles{config.tls_ca_file, config.tls_cert_file, config.tls_key_file};
   hb.rpc_timeout = std::chrono::milliseconds(1000);
   hb.retry_for = std::chrono::milliseconds(400);
   m->heartbeat_proxy_ = std::make_unique<ProxyClient>(config.proxies, hb);
   ProxyClientOptions pl;
+  pl.tls = hb.tls;
   pl.rpc_timeout = std::chrono::milliseconds(2000);
   pl.retry_for = std::max(config.replication_timeout / 2, std::chrono::milliseconds(500));
   m->placement_proxy_ = std::make_unique<ProxyClient>(config.proxies, pl);

@@ -289,6 +289,7 @@ StatusOr<ObjectView> LogStore::Get(const std::string& ns_name, const std::string
     info.data = rec.segment->pool->medium->base() + rec.payload_offset;
     info.commit_seq = rec.order;
     info.write_id = rec.id;
+    info.access = rec.segment->access.get();
     view.records.push_back(info);
     if (rec.segment.get() != last_pinned) {
       view.pins.push_back(rec.segment);

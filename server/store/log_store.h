@@ -51,7 +51,13 @@ struct Segment {
   uint64_t live_records = 0;
   uint64_t live_bytes = 0;  // record bytes (header, key area, payload) of live records
   uint64_t pending = 0;   // reservations neither committed nor aborted
+  // Compaction moved records out of it: when it dies it waits in the graveyard for
+  // the grace (one-sided readers may hold locations of the moved originals).
+  bool moved_out = false;
   std::atomic<bool> reclaim{false};
+  // Remote access (SegmentRegistrar), revoked in ~Segment before the memory is freed.
+  // Set before the segment is published, or under the owning namespace's mutex.
+  std::unique_ptr<SegmentAccess> access;
   ~Segment();
   char* start() const { return pool->medium->base() + offset; }
 };
@@ -138,6 +144,7 @@ class LogStore : public Store {
   StatusOr<uint64_t> Compact(const CompactOptions& options) override;
   StoreStats Stats() override;
   std::vector<MemoryArea> Areas() override;
+  Status SetSegmentRegistrar(SegmentRegistrar* registrar) override;
   uint64_t NodeId() const override { return node_id_; }
 
  private:
@@ -187,7 +194,26 @@ class LogStore : public Store {
 
   // log_store_compact.cc
   SegmentPtr PickVictim(Namespace* ns, double min_dead_fraction);
-  Status MoveRecord(Namespace* ns, const std::string& key, RecordRef* rec);
+  // A record being moved: reserved and headed under the lock, payload copied
+  // without it, committed under it (log_store_compact.cc).
+  struct PendingMove {
+    std::string key;
+    RecordRef original, copy;
+  };
+  StatusOr<PendingMove> StartMove(Namespace* ns, const std::string& key, const RecordRef& rec);
+  void CopyPayload(const PendingMove& m);
+  uint64_t FinishMove(Namespace* ns, PendingMove* m);
+  RecordRef* FindRecord(Namespace* ns, const std::string& key, const RecordRef& original);
+  bool NextLive(Namespace* ns, const SegmentPtr& victim, uint64_t* cursor, std::string* key,
+                RecordRef* rec);
+  // Moves up to max_bytes - *moved bytes out of mostly-dead segments of `ns`; the
+  // namespace's lock is let go for every payload copy and after every batch.
+  Status CompactNamespace(const NamespacePtr& ns, const CompactOptions& options,
+                          uint64_t* moved);
+  void Bury(const SegmentPtr& seg);  // keeps seg allocated for the grace
+  // Space pressure: frees every graveyard segment now (one-sided readers still
+  // detect a stale location by the payload CRC). Returns how many there were.
+  size_t ReleaseGraveyard();
   void SweepGraveyard();
 
   // log_store_recovery.cc
@@ -213,9 +239,12 @@ class LogStore : public Store {
   std::map<std::string, NamespacePtr> namespaces_;
   std::mutex alloc_mu_;
   std::mt19937_64 rng_;   // segment epochs (guarded by alloc_mu_)
+  SegmentRegistrar* registrar_ = nullptr;  // guarded by alloc_mu_
   bool recovering_ = false;  // true while Open replays; suppresses reclaim
   std::mutex graveyard_mu_;  // taken under nothing, or under a Namespace::mu
   std::vector<std::pair<std::chrono::steady_clock::time_point, SegmentPtr>> graveyard_;
+  std::atomic<int64_t> grace_ms_{5000};  // of the last Compact call
+  std::atomic<uint64_t> early_releases_{0};
   std::atomic<uint64_t> compacted_segments_{0}, compacted_records_{0}, compacted_bytes_{0};
   std::mutex raw_mu_;
   std::vector<std::map<uint64_t, uint64_t>> raw_;  // per pool: usable offset -> size

@@ -14,6 +14,7 @@ namespace fmt = store_format;
 
 namespace log_store_internal {
 Segment::~Segment() {
+  access.reset();  // revoke remote access before the memory can be reused
   if (!reclaim) return;
   pool->medium->Free(offset);
   pool->used -= size;
@@ -41,11 +42,14 @@ StatusOr<LogStore::Placement> LogStore::TakeSpace(Namespace* ns, uint64_t record
   uint64_t needed = fmt::kSegmentHeaderSize + fmt::kSegmentAlignSlack + record_size;
   uint64_t standard = StandardSegmentObjectSize(*pools_[0]);
   if (needed > standard) {  // a dedicated segment; the active one stays active
-    RPMP_ASSIGN_OR_RETURN(SegmentPtr seg, AllocateSegment(ns->name, needed, purpose));
+    StatusOr<SegmentPtr> big = AllocateSegment(ns->name, needed, purpose);
+    if (!big.ok() && ReleaseGraveyard() > 0) big = AllocateSegment(ns->name, needed, purpose);
+    RPMP_ASSIGN_OR_RETURN(SegmentPtr seg, std::move(big));
     ns->segments[seg.get()] = seg;
     return take(seg);
   }
   StatusOr<SegmentPtr> seg = AllocateSegment(ns->name, standard, purpose);
+  if (!seg.ok() && ReleaseGraveyard() > 0) seg = AllocateSegment(ns->name, standard, purpose);
   if (!seg.ok() && purpose == SpacePurpose::kTombstone) seg = AllocateFromReserve(ns->name);
   if (!seg.ok()) return seg.status();
   SegmentPtr old = ns->active;
@@ -96,8 +100,20 @@ StatusOr<LogStore::SegmentPtr> LogStore::AllocateSegmentIn(PoolState* pool,
   h.header_crc = fmt::SegmentHeaderCrc(h);
   RPMP_ASSIGN_OR_RETURN(uint64_t offset,
                         pool->medium->Allocate(fmt::kSegmentType, size, &h, sizeof(h)));
+  std::unique_ptr<SegmentAccess> access;
+  if (registrar_ != nullptr) {
+    StatusOr<std::unique_ptr<SegmentAccess>> a =
+        registrar_->Register(ns, pool->index, pool->medium->base() + offset, size);
+    if (!a.ok()) {
+      pool->medium->Free(offset);
+      return Status(a.status().code(), "cannot register a new segment of namespace '" + ns +
+                                           "' for remote reads: " + a.status().message());
+    }
+    access = std::move(a).value();
+  }
   pool->used += size;
   auto seg = std::make_shared<Segment>();
+  seg->access = std::move(access);
   seg->pool = pool;
   seg->offset = offset;
   seg->size = size;
@@ -115,7 +131,7 @@ StatusOr<LogStore::SegmentPtr> LogStore::AllocateSegment(const std::string& ns,
   for (PoolState* pool : PoolsByFreeSpace()) {
     if (purpose == SpacePurpose::kData && !EnsureReserve(pool)) continue;
     StatusOr<SegmentPtr> seg = AllocateSegmentIn(pool, ns, size);
-    if (seg.ok()) return seg;
+    if (seg.ok() || seg.status().code() != StatusCode::kResourceExhausted) return seg;
   }
   return Status::NoSpace(NoSpaceMessage(size));
 }
@@ -159,6 +175,7 @@ void LogStore::MaybeReclaim(Namespace* ns, const SegmentPtr& seg) {
   }
   seg->reclaim = true;  // freed when the last pin or reservation lets go
   ns->segments.erase(seg.get());
+  if (seg->moved_out) Bury(seg);  // one-sided readers may hold moved locations
 }
 
 void LogStore::ReclaimNamespace(Namespace* ns) {
@@ -275,6 +292,28 @@ StoreStats LogStore::Stats() {
   stats.compacted_records = compacted_records_;
   stats.compacted_bytes = compacted_bytes_;
   return stats;
+}
+
+Status LogStore::SetSegmentRegistrar(SegmentRegistrar* registrar) {
+  {
+    std::lock_guard<std::mutex> lock(alloc_mu_);
+    registrar_ = registrar;
+  }
+  if (registrar == nullptr) return Status::Ok();
+  std::vector<NamespacePtr> all;
+  {
+    std::lock_guard<std::mutex> lock(ns_map_mu_);
+    for (auto& [name, ns] : namespaces_) all.push_back(ns);
+  }
+  for (const NamespacePtr& ns : all) {
+    std::lock_guard<std::mutex> lock(ns->mu);
+    for (auto& [raw, seg] : ns->segments) {
+      if (seg->access != nullptr) continue;  // created (and registered) since
+      RPMP_ASSIGN_OR_RETURN(seg->access,
+                            registrar->Register(ns->name, seg->pool->index, seg->start(), seg->size));
+    }
+  }
+  return Status::Ok();
 }
 
 std::vector<MemoryArea> LogStore::Areas() {

@@ -42,6 +42,8 @@ struct WriteSpec {
   WriteId id;
 };
 
+class SegmentAccess;
+
 // One committed record as readers see it.
 struct RecordInfo {
   uint64_t tag = 0;
@@ -52,6 +54,9 @@ struct RecordInfo {
   const char* data = nullptr;   // payload in the server's address space
   uint64_t commit_seq = 0;      // store-wide commit order (increases with every commit)
   WriteId write_id;             // of the write that stored it; invalid when it had none
+  // The remote access of the segment holding it (SegmentRegistrar); null without a
+  // registrar. Valid while the view that listed the record lives.
+  const SegmentAccess* access = nullptr;
 };
 
 // What the store remembers of one write id in one namespace (Store::FindWrite).
@@ -160,9 +165,33 @@ struct StoreStats {
 struct CompactOptions {
   double min_dead_fraction = 0.5;    // compact segments with at least this share dead
   uint64_t max_bytes = 4ull << 20;   // copy at most about this much per step (throttle)
+  // Payloads are copied without the namespace's mutex; it is also let go after about
+  // this many moved bytes, so foreground requests interleave (latency bound).
+  uint64_t batch_bytes = 64ull << 10;
   // How long an emptied segment stays allocated after the step, for one-sided readers
-  // that may still hold locations in it from GetMeta.
-  std::chrono::milliseconds grace{30000};
+  // that may still hold locations in it from GetMeta. When the pools are full the
+  // store frees such segments early (a reader then detects the stale location by
+  // the payload's CRC-32C: docs/storage-format.md "Compaction").
+  std::chrono::milliseconds grace{5000};
+};
+
+// Remote access to one log segment, as a SegmentRegistrar set it up (the server
+// registers each segment with the fabric under its own key: docs/security.md).
+// Opaque to the store, which destroys it - revoking the access - before the
+// segment's memory is freed or reused.
+class SegmentAccess {
+ public:
+  virtual ~SegmentAccess() = default;
+};
+
+// Who makes a segment remotely accessible (Store::SetSegmentRegistrar). Register is
+// called once per segment, at its creation, with the namespace it belongs to; it may
+// be called from any thread that allocates segments (writers, compaction).
+class SegmentRegistrar {
+ public:
+  virtual ~SegmentRegistrar() = default;
+  virtual StatusOr<std::unique_ptr<SegmentAccess>> Register(const std::string& ns, uint32_t pool,
+                                                            char* base, uint64_t size) = 0;
 };
 
 // A memory range the transport should register for RMA.
@@ -221,12 +250,21 @@ class Store {
 
   // Copies the live records of segments at least `min_dead_fraction` dead (not the
   // active ones) into fresh space with new commit seqs, in the key's order, and frees
-  // each emptied segment once `grace` has passed and no view pins it. Crash-safe at
-  // every point (docs/storage-format.md "Compaction"). Raw allocations never move.
+  // each emptied segment once `grace` has passed and no view pins it (a segment that
+  // dies later by overwrites after some of its records were moved keeps the same
+  // grace). Crash-safe at every point (docs/storage-format.md "Compaction"). Raw
+  // allocations never move. Also frees graveyard segments whose grace has passed, so
+  // a caller calls it periodically even when nothing is to be moved.
   // Returns the record bytes copied; NoSpace ends a step early without an error.
   virtual StatusOr<uint64_t> Compact(const CompactOptions& options) = 0;
   virtual StoreStats Stats() = 0;
   virtual std::vector<MemoryArea> Areas() = 0;
+  // Makes `registrar` register every segment: each existing one now (an error here is
+  // returned), and each new one at its creation (an error there fails the write that
+  // needed the segment). A segment's access is destroyed before its memory is freed.
+  // nullptr stops registering new segments; accesses already made stay with their
+  // segments. Call before serving; `registrar` must outlive the store or be removed.
+  virtual Status SetSegmentRegistrar(SegmentRegistrar* registrar) = 0;
   // Stable id of this node, created with its first pool and kept in it.
   virtual uint64_t NodeId() const = 0;
 };

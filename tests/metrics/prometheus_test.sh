@@ -14,7 +14,7 @@ for tool in prometheus etcd curl python3; do
 done
 
 work=$(mktemp -d)
-base=$((20000 + RANDOM % 20000))
+base=$((20000 + RANDOM % 12700))
 prom_port=$((base + 50))
 export RPMP_RUN_DIR="$work/cluster" RPMP_BASE_PORT=$base RPMP_BIN_DIR="$BIN" RPMP_POOL_SIZE=256m
 prom_pid=""
@@ -27,10 +27,13 @@ trap cleanup EXIT
 
 echo "t=${SECONDS}s starting cluster"
 "$here/../../deploy/local-cluster.sh" start >"$work/cluster.out" || { cat "$work/cluster.out"; fail "cluster did not start"; }
-# The cluster is secured: rpmp-bench needs its secret (printed by status).
+# The cluster is secured: rpmp-bench needs its secret and a client certificate for the
+# proxies' mutual TLS (both printed by status).
 RPMP_SECRET_FILE=$(sed -n 's/^RPMP_SECRET_FILE=//p' "$work/cluster.out" | tail -1)
 [ -n "$RPMP_SECRET_FILE" ] || { cat "$work/cluster.out"; fail "no RPMP_SECRET_FILE in local-cluster.sh status"; }
-export RPMP_SECRET_FILE
+RPMP_TLS_DIR=$(sed -n 's/^RPMP_TLS_DIR=//p' "$work/cluster.out" | tail -1)
+[ -n "$RPMP_TLS_DIR" ] || { cat "$work/cluster.out"; fail "no RPMP_TLS_DIR in local-cluster.sh status"; }
+export RPMP_SECRET_FILE RPMP_TLS_DIR
 # The metrics URLs the status command prints are the scrape targets.
 mapfile -t urls < <(grep -oE 'http://127\.0\.0\.1:[0-9]+/metrics' "$work/cluster.out")
 [ "${#urls[@]}" -eq 5 ] || fail "expected 5 metrics URLs in local-cluster.sh status, got ${#urls[@]}"

@@ -12,6 +12,8 @@
 //   3. ~40 ms zeroing RxM's default queues (128 entries of 16 KiB buffers per
 //      connection). A tool with a handful of requests in flight asks for small queues
 //      (the provider table's short_lived_env); the server keeps its defaults.
+// What is left (about 55 ms wall for `rpmpctl stat`, docs/benchmarks.md): RxM zeroing two
+// ~17 MB buffer pools whose chunk size no environment variable changes.
 // Long-running processes (servers, Spark executors) do not use this unit.
 //
 // Call PrepareShortLivedFabric once, first thing in main(), before any libfabric call,

@@ -32,7 +32,7 @@ struct ClientOptions {
   std::string name = "rpmp-client";       // shows in server logs
   size_t buffer_cache_bytes = 256u << 20; // registered memory kept for reuse
   uint32_t max_inflight = 64;             // requests in flight on this connection
-  bool verify_checksums = true;           // check CRC-32C of every record read
+  bool verify_checksums = true;           // check CRC-32C of every record Get returns
   // The cluster secret for HELLO's challenge-response (docs/security.md). Empty: read
   // the file named by $RPMP_SECRET_FILE, if set. Never put it on a command line.
   std::string secret;
@@ -41,6 +41,12 @@ struct ClientOptions {
   // are safe to repeat retry: reads, and puts/appends/deletes (they carry a write id,
   // so the server applies each at most once); others only when provably not sent.
   std::chrono::milliseconds retry_for{0};
+  // A blocking call first polls the fabric on the caller's own thread for up to this
+  // long before it sleeps: its reply is then taken off the completion queue by the
+  // thread that waits for it, with no hand-off through the progress thread. For
+  // latency-critical callers (it keeps a core busy while waiting). 0: sleep at once,
+  // unless $RPMP_CLIENT_POLL_US sets a value (docs/benchmarks.md, key-value section).
+  std::chrono::microseconds poll_for{0};
 };
 
 // Where raw memory lives: stable across server restarts.
@@ -53,7 +59,17 @@ struct GlobalAddress {
   static StatusOr<GlobalAddress> Parse(const std::string& s);
 };
 
+// Which object a RecordRef was listed from (shared by the refs of one GetMeta).
+struct RecordOrigin {
+  std::string ns, key;
+};
+
 // One record of an object, as listed by GetMeta: enough to read it one-sided.
+// A location is not forever: the server's compaction may move the record (the old
+// bytes stay readable for the server's grace period, see docs/storage-format.md
+// "Compaction"). ReadRecord detects a stale location by the payload's CRC-32C and,
+// for a ref that names its origin (every ref GetMeta returns), fetches the metadata
+// again and reads the record from its new place.
 struct RecordRef {
   uint64_t tag = 0;
   uint64_t length = 0;
@@ -62,6 +78,8 @@ struct RecordRef {
   uint64_t rma_addr = 0;
   uint64_t rma_key = 0;
   uint64_t node_id = 0;  // cluster mode: the replica that listed it (0 = this server)
+  std::shared_ptr<const RecordOrigin> origin;  // set by GetMeta; null for a hand-made ref
+  uint32_t index = 0;    // place in the object's record list (with origin)
 };
 
 struct ObjectMeta {
@@ -80,9 +98,22 @@ struct PoolInfo {
   uint64_t capacity = 0, used = 0, free = 0;
 };
 
+// Background compaction of a server (docs/operations.md "Space"). All zero when the
+// server predates compaction statistics.
+struct CompactionInfo {
+  bool enabled = false;
+  bool running = false;             // a pass is moving records right now
+  uint64_t dead_bytes = 0;          // bytes of dead records still held by segments
+  uint64_t segments = 0;            // segments emptied by compaction since start
+  uint64_t records = 0, bytes = 0;  // records and bytes moved since start
+  uint64_t steps = 0;               // steps that moved records
+  uint64_t last_run_unix_ms = 0;    // end of the last such step; 0 = never
+};
+
 struct ServerStats {
   uint64_t node_id = 0, namespaces = 0, keys = 0, records = 0, live_bytes = 0;
   std::vector<PoolInfo> pools;
+  CompactionInfo compaction;
 };
 
 // Registered memory owned by a Client's pool. Move-only; returns to the pool when
@@ -148,8 +179,20 @@ class Client {
   // Same, into *out (grown from the pool if too small).
   virtual Status Get(const std::string& ns, const std::string& key, Buffer* out) = 0;
   virtual StatusOr<ObjectMeta> GetMeta(const std::string& ns, const std::string& key) = 0;
+  // GetMeta listing only the records whose tag is one of `tags` (a reader that wants
+  // some writers' records, e.g. a Spark map range), in append order; total_length is
+  // still the whole object's. Empty `tags`: every record. The server filters, so the
+  // listing costs what it returns, not the object's size (up to 4096 tags; more are
+  // filtered here).
+  virtual StatusOr<ObjectMeta> GetMetaOfTags(const std::string& ns, const std::string& key,
+                                             const std::vector<uint64_t>& tags);
   // One-sided read of one record (from GetMeta) into dst (>= r.length bytes),
-  // checksum verified. DataLoss when it no longer matches (record deleted/reused).
+  // checksum always verified (whatever verify_checksums says: it is how a location
+  // made stale by compaction is detected). A stale location of a ref with an origin
+  // is handled here: the metadata is fetched again and the record (same index, tag,
+  // length and CRC) read from its new place. Errors: DataLoss when the record no
+  // longer exists (the key was overwritten or deleted since GetMeta); Aborted
+  // ("moved, fetch the metadata again") for a stale ref without an origin.
   virtual Status ReadRecord(const RecordRef& r, Buffer* dst, size_t dst_offset = 0) = 0;
   // NotFound when absent.
   virtual Status Delete(const std::string& ns, const std::string& key) = 0;

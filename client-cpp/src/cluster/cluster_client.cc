@@ -180,9 +180,14 @@ Status ClusterClient::Get(const std::string& ns, const std::string& key, Buffer*
 }
 
 StatusOr<ObjectMeta> ClusterClient::GetMeta(const std::string& ns, const std::string& key) {
+  return GetMetaOfTags(ns, key, {});
+}
+
+StatusOr<ObjectMeta> ClusterClient::GetMetaOfTags(const std::string& ns, const std::string& key,
+                                                  const std::vector<uint64_t>& tags) {
   ObjectMeta meta;
   Status st = OnAnyReplica(ns, [&](Client* c, uint64_t node) {
-    StatusOr<ObjectMeta> m = c->GetMeta(ns, key);
+    StatusOr<ObjectMeta> m = c->GetMetaOfTags(ns, key, tags);
     if (!m.ok()) return m.status();
     meta = std::move(m).value();
     for (RecordRef& r : meta.records) r.node_id = node;

@@ -37,6 +37,8 @@ class ClusterClient : public Client, public ClusterControl {
   StatusOr<std::string> Get(const std::string& ns, const std::string& key) override;
   Status Get(const std::string& ns, const std::string& key, Buffer* out) override;
   StatusOr<ObjectMeta> GetMeta(const std::string& ns, const std::string& key) override;
+  StatusOr<ObjectMeta> GetMetaOfTags(const std::string& ns, const std::string& key,
+                                     const std::vector<uint64_t>& tags) override;
   Status ReadRecord(const RecordRef& r, Buffer* dst, size_t dst_offset) override;
   Status Delete(const std::string& ns, const std::string& key) override;
   StatusOr<std::vector<KeyInfo>> List(const std::string& ns, const std::string& start_after,

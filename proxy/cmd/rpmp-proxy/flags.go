@@ -22,6 +22,8 @@ type options struct {
 	opTimeout                  time.Duration
 	sessionTTL                 int
 	vnodes                     int
+	tls, etcdTLS               tlsFiles // tls.go
+	insecure                   bool     // serve a non-loopback address without TLS
 }
 
 // parseFlags parses args (without the program name).
@@ -43,6 +45,13 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	fs.DurationVar(&o.opTimeout, "op-timeout", 2*time.Second, "timeout of one etcd operation")
 	fs.IntVar(&o.sessionTTL, "session-ttl", 3, "leader session (lease) TTL in seconds")
 	fs.IntVar(&o.vnodes, "vnodes", 64, "virtual nodes per storage node on the hash ring")
+	fs.StringVar(&o.tls.cert, "tls-cert", "", "PEM certificate of this proxy's gRPC API (with --tls-key and --tls-ca: mutual TLS)")
+	fs.StringVar(&o.tls.key, "tls-key", "", "PEM private key of --tls-cert")
+	fs.StringVar(&o.tls.ca, "tls-ca", "", "PEM CA bundle that client certificates must chain to (required with --tls-cert)")
+	fs.BoolVar(&o.insecure, "insecure", false, "without TLS, serve a non-loopback --listen address anyway (anyone reaching it may administer the cluster)")
+	fs.StringVar(&o.etcdTLS.ca, "etcd-ca", "", "PEM CA bundle to verify etcd's certificate (https:// endpoints)")
+	fs.StringVar(&o.etcdTLS.cert, "etcd-cert", "", "PEM client certificate presented to etcd (--client-cert-auth)")
+	fs.StringVar(&o.etcdTLS.key, "etcd-key", "", "PEM private key of --etcd-cert")
 	if err := fs.Parse(args); err != nil {
 		return o, err
 	}
@@ -78,6 +87,13 @@ func (o options) validate() error {
 		return fmt.Errorf("--vnodes must be >= 1, got %d", o.vnodes)
 	case o.etcdTimeout <= 0 || o.opTimeout <= 0:
 		return errors.New("--etcd-timeout and --op-timeout must be positive")
+	case !o.tls.empty() && (o.tls.cert == "" || o.tls.key == "" || o.tls.ca == ""):
+		return errors.New("--tls-cert, --tls-key and --tls-ca go together (mutual TLS)")
+	case (o.etcdTLS.cert == "") != (o.etcdTLS.key == ""):
+		return errors.New("--etcd-cert and --etcd-key go together")
+	case o.tls.empty() && !o.insecure && !isLoopback(o.listen):
+		return fmt.Errorf("refusing to listen on %s without TLS (protected mode): set --tls-cert, --tls-key "+
+			"and --tls-ca, or pass --insecure to serve it unauthenticated", o.listen)
 	}
 	return nil
 }

@@ -20,6 +20,7 @@ import (
 	"go.uber.org/zap"
 	"google.golang.org/grpc"
 
+	"rpmp.io/proxy/internal/auth"
 	"rpmp.io/proxy/internal/election"
 	pb "rpmp.io/proxy/internal/rpmpv1"
 	"rpmp.io/proxy/internal/server"
@@ -45,6 +46,10 @@ func main() {
 
 // run starts everything and blocks until SIGTERM/SIGINT.
 func run(o options) error {
+	sopts, err := grpcSecurity(o)
+	if err != nil {
+		return err
+	}
 	lis, err := net.Listen("tcp", o.listen)
 	if err != nil {
 		return fmt.Errorf("cannot listen on %s: %w", o.listen, err)
@@ -65,7 +70,7 @@ func run(o options) error {
 	srv := server.New(server.Config{Advertise: o.advertise, SuspectAfter: o.suspectAfter,
 		DeadAfter: o.heartbeatTimeout, HeartbeatInterval: o.heartbeatInterval, TTLCheck: o.ttlCheck,
 		VNodes: o.vnodes, OpTimeout: o.opTimeout, Logf: log.Printf}, st, el)
-	var gs *grpc.Server
+	var interceptors []grpc.UnaryServerInterceptor
 	if o.metricsListen != "" {
 		reg := prometheus.NewRegistry()
 		gm := newGRPCMetrics(reg)
@@ -75,10 +80,20 @@ func run(o options) error {
 			return fmt.Errorf("cannot serve metrics on %s: %w", o.metricsListen, err)
 		}
 		log.Printf("metrics on http://%s/metrics", addr)
-		gs = grpc.NewServer(grpc.UnaryInterceptor(gm.interceptor))
-	} else {
-		gs = grpc.NewServer()
+		interceptors = append(interceptors, gm.interceptor) // first: refused calls are counted too
 	}
+	if o.tls.empty() {
+		mode := "protected mode: loopback only"
+		if o.insecure {
+			mode = "--insecure"
+		}
+		log.Printf("WARNING: no TLS configured (--tls-cert/--tls-key/--tls-ca): anyone who reaches %s may "+
+			"administer the cluster (%s)", lis.Addr(), mode)
+	} else {
+		interceptors = append(interceptors, auth.Interceptor)
+		log.Printf("mutual TLS on: client certificates must chain to %s", o.tls.ca)
+	}
+	gs := grpc.NewServer(append(sopts, grpc.ChainUnaryInterceptor(interceptors...))...)
 	pb.RegisterProxyServer(gs, srv)
 	serveErr := make(chan error, 1)
 	go func() { serveErr <- gs.Serve(lis) }()
@@ -102,9 +117,25 @@ func run(o options) error {
 	return nil
 }
 
+// grpcSecurity returns the gRPC server's TLS option (none without --tls-cert).
+func grpcSecurity(o options) ([]grpc.ServerOption, error) {
+	if o.tls.empty() {
+		return nil, nil
+	}
+	creds, err := serverCredentials(o.tls)
+	if err != nil {
+		return nil, err
+	}
+	return []grpc.ServerOption{grpc.Creds(creds)}, nil
+}
+
 // connectEtcd creates the client and waits (bounded) until etcd answers.
 func connectEtcd(o options) (*clientv3.Client, error) {
-	cli, err := clientv3.New(clientv3.Config{Endpoints: o.etcd, DialTimeout: o.opTimeout,
+	tc, err := etcdTLS(o.etcdTLS)
+	if err != nil {
+		return nil, err
+	}
+	cli, err := clientv3.New(clientv3.Config{Endpoints: o.etcd, DialTimeout: o.opTimeout, TLS: tc,
 		Logger: zap.NewNop(), DialKeepAliveTime: 2 * time.Second, DialKeepAliveTimeout: 2 * time.Second})
 	if err != nil {
 		return nil, fmt.Errorf("etcd client for %v: %w", o.etcd, err)

@@ -27,6 +27,9 @@ type Node struct {
 	Pools           uint32   `json:"pools"`
 	LastHeartbeatMs int64    `json:"last_heartbeat_ms"`
 	RegisteredMs    int64    `json:"registered_ms"`
+	// Identity is the CN of the node certificate that registered the id (TLS on);
+	// heartbeats for this id from another certificate are refused (docs/security.md).
+	Identity string `json:"identity,omitempty"`
 }
 
 // Usable reports whether new data may be placed on the node.
@@ -58,6 +61,9 @@ type Namespace struct {
 	// acknowledged record (docs/cluster.md). Empty only in records written
 	// before the field existed: then every member counts (see Synced).
 	InSync []uint64 `json:"in_sync,omitempty"`
+	// Owner is the CN of the client certificate that created the namespace (TLS
+	// on; empty otherwise). Only the owner or an admin may delete it.
+	Owner string `json:"owner,omitempty"`
 }
 
 // Synced returns the in-sync members (the whole placement for old records).

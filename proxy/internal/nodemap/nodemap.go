@@ -18,6 +18,7 @@ type Beat struct {
 	Capacity, Free, Used uint64
 	Pools                uint32
 	WantDrain            bool
+	Identity             string // certificate CN of the sender; "" without TLS
 }
 
 // Map is the leader's view of all nodes. Not safe for concurrent use.
@@ -60,7 +61,11 @@ func (m *Map) Next(b Beat, now time.Time) (rec model.Node, changed bool) {
 		rec.RegisteredMs = now.UnixMilli()
 	}
 	rec.Draining = old.Draining || b.WantDrain
-	changed = !known || old.Liveness != model.Live || old.Endpoint != rec.Endpoint || old.Draining != rec.Draining
+	if b.Identity != "" {
+		rec.Identity = b.Identity
+	}
+	changed = !known || old.Liveness != model.Live || old.Endpoint != rec.Endpoint || old.Draining != rec.Draining ||
+		old.Identity != rec.Identity
 	return rec, changed
 }
 

@@ -7,6 +7,7 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
+	"rpmp.io/proxy/internal/auth"
 	"rpmp.io/proxy/internal/model"
 	"rpmp.io/proxy/internal/nsname"
 	pb "rpmp.io/proxy/internal/rpmpv1"
@@ -16,7 +17,8 @@ import (
 type nsRecord = model.Namespace
 
 // DeleteNamespace deletes a namespace (and its "name/" children if asked).
-func (l *Leader) DeleteNamespace(req *pb.DeleteNamespaceRequest) (*pb.DeleteNamespaceReply, error) {
+// Only an admin, or the owner of every namespace matched, may delete.
+func (l *Leader) DeleteNamespace(req *pb.DeleteNamespaceRequest, caller auth.Identity) (*pb.DeleteNamespaceReply, error) {
 	if err := nsname.Validate(req.Name); err != nil {
 		return nil, status.Error(codes.InvalidArgument, err.Error())
 	}
@@ -27,6 +29,15 @@ func (l *Leader) DeleteNamespace(req *pb.DeleteNamespaceRequest) (*pb.DeleteName
 	names := l.cat.Matching(req.Name, req.Recursive)
 	if len(names) == 0 {
 		return nil, status.Errorf(codes.NotFound, "namespace %q not found (recursive=%v)", req.Name, req.Recursive)
+	}
+	if !caller.IsAdmin() {
+		for _, name := range names {
+			if ns, _ := l.cat.Get(name); ns.Owner != caller.Name {
+				l.cfg.Logf("refused delete of namespace %q (owner %q) from %q", name, ns.Owner, caller.Name)
+				return nil, status.Errorf(codes.PermissionDenied, "namespace %q belongs to %q, not to %q: deleting "+
+					"another application's namespace needs an admin certificate (OU=%s)", name, ns.Owner, caller.Name, auth.OUAdmin)
+			}
+		}
 	}
 	if err := l.deleteLocked(names); err != nil {
 		return nil, err

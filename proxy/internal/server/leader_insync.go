@@ -11,6 +11,7 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
+	"rpmp.io/proxy/internal/auth"
 	pb "rpmp.io/proxy/internal/rpmpv1"
 	"rpmp.io/proxy/internal/store"
 )
@@ -18,11 +19,15 @@ import (
 // SetInSync applies one in-sync change asked by the namespace's primary.
 // FailedPrecondition when the caller acts on an old epoch or is not the
 // primary, or the member is not in the placement.
-func (l *Leader) SetInSync(req *pb.SetInSyncRequest) (*pb.Namespace, error) {
+// With TLS, only the node certificate bound to req.Primary may ask.
+func (l *Leader) SetInSync(req *pb.SetInSyncRequest, caller auth.Identity) (*pb.Namespace, error) {
 	l.wmu.Lock()
 	defer l.wmu.Unlock()
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	if err := l.checkNodeOwner(req.Primary, caller, "in-sync change"); err != nil {
+		return nil, err
+	}
 	ns, ok := l.cat.Get(req.Name)
 	if !ok {
 		return nil, status.Errorf(codes.NotFound, "namespace %q not found", req.Name)

@@ -8,6 +8,7 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
+	"rpmp.io/proxy/internal/auth"
 	"rpmp.io/proxy/internal/catalog"
 	"rpmp.io/proxy/internal/model"
 	"rpmp.io/proxy/internal/nodemap"
@@ -17,23 +18,30 @@ import (
 )
 
 // Heartbeat registers/refreshes a node and hands it pending deletions.
-func (l *Leader) Heartbeat(req *pb.HeartbeatRequest) (*pb.HeartbeatReply, error) {
+// With TLS, a node id belongs to the node certificate that first registered it.
+func (l *Leader) Heartbeat(req *pb.HeartbeatRequest, caller auth.Identity) (*pb.HeartbeatReply, error) {
 	if req.NodeId == 0 || req.Endpoint == "" {
 		return nil, status.Errorf(codes.InvalidArgument, "heartbeat needs a non-zero node_id and an endpoint (got id %d, endpoint %q)", req.NodeId, req.Endpoint)
 	}
 	now := l.now()
 	beat := nodemap.Beat{ID: req.NodeId, Endpoint: req.Endpoint, Capacity: req.Capacity,
 		Free: req.Free, Used: req.Used, Pools: req.Pools,
-		WantDrain: req.StateHint == pb.NodeStateHint_NODE_STATE_HINT_DRAINING}
+		WantDrain: req.StateHint == pb.NodeStateHint_NODE_STATE_HINT_DRAINING, Identity: caller.Name}
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	if err := l.checkNodeOwner(req.NodeId, caller, "heartbeat"); err != nil {
+		return nil, err
+	}
 	rec, changed := l.nodes.Next(beat, now)
 	if changed { // registration or state change: must be durable first
 		l.mu.Unlock()
 		l.wmu.Lock()
 		defer l.wmu.Unlock()
 		l.mu.Lock()
-		rec, changed = l.nodes.Next(beat, now) // may have changed meanwhile
+		if err := l.checkNodeOwner(req.NodeId, caller, "heartbeat"); err != nil { // may have changed meanwhile
+			return nil, err
+		}
+		rec, changed = l.nodes.Next(beat, now)
 	}
 	epoch := l.epoch
 	if changed {
@@ -72,6 +80,22 @@ func (l *Leader) Heartbeat(req *pb.HeartbeatRequest) (*pb.HeartbeatReply, error)
 	return reply, nil
 }
 
+// checkNodeOwner refuses a node call (heartbeat, in-sync change) for node id
+// from a certificate other than the one the id is bound to. An id not bound yet
+// (new, or registered before TLS) is bound by the heartbeat. Caller holds l.mu.
+func (l *Leader) checkNodeOwner(id uint64, caller auth.Identity, what string) error {
+	if !caller.Authenticated() {
+		return nil
+	}
+	n, ok := l.nodes.Get(id)
+	if !ok || n.Identity == "" || n.Identity == caller.Name {
+		return nil
+	}
+	l.cfg.Logf("refused %s for node %016x from certificate %q: the node is bound to %q", what, id, caller.Name, n.Identity)
+	return status.Errorf(codes.PermissionDenied, "%s refused: node %016x is registered to certificate %q, "+
+		"not to %q (a node may only speak for its own id)", what, id, n.Identity, caller.Name)
+}
+
 // NodeMap returns the leader's node map.
 func (l *Leader) NodeMap() *pb.NodeMap {
 	l.mu.Lock()
@@ -80,7 +104,8 @@ func (l *Leader) NodeMap() *pb.NodeMap {
 }
 
 // CreateNamespace places and persists a new namespace.
-func (l *Leader) CreateNamespace(req *pb.CreateNamespaceRequest) (*pb.Namespace, error) {
+// With TLS, the caller's certificate CN becomes the namespace's owner.
+func (l *Leader) CreateNamespace(req *pb.CreateNamespaceRequest, caller auth.Identity) (*pb.Namespace, error) {
 	o := req.GetOptions()
 	opts := catalog.Options{Replicas: o.GetReplicas(), MinReplicas: o.GetMinReplicas(), TTLSeconds: o.GetTtlSeconds()}
 	l.wmu.Lock()
@@ -93,6 +118,7 @@ func (l *Leader) CreateNamespace(req *pb.CreateNamespaceRequest) (*pb.Namespace,
 	if err != nil || !isNew {
 		return l.nsReply(ns, err)
 	}
+	ns.Owner = caller.Name
 	var b store.Batch
 	l.st.PutNamespace(&b, ns)
 	if err := l.commit(&b); err != nil {

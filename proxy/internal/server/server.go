@@ -14,6 +14,7 @@ import (
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
 
+	"rpmp.io/proxy/internal/auth"
 	"rpmp.io/proxy/internal/election"
 	"rpmp.io/proxy/internal/nsname"
 	pb "rpmp.io/proxy/internal/rpmpv1"
@@ -86,7 +87,7 @@ func (s *Server) Heartbeat(ctx context.Context, req *pb.HeartbeatRequest) (*pb.H
 	if err != nil {
 		return nil, err
 	}
-	return l.Heartbeat(req)
+	return l.Heartbeat(req, auth.Caller(ctx))
 }
 
 // GetNodeMap implements pb.ProxyServer.
@@ -109,7 +110,7 @@ func (s *Server) CreateNamespace(ctx context.Context, req *pb.CreateNamespaceReq
 	if err != nil {
 		return nil, err
 	}
-	return l.CreateNamespace(req)
+	return l.CreateNamespace(req, auth.Caller(ctx))
 }
 
 // GetPlacement implements pb.ProxyServer.
@@ -167,7 +168,7 @@ func (s *Server) DeleteNamespace(ctx context.Context, req *pb.DeleteNamespaceReq
 	if err != nil {
 		return nil, err
 	}
-	return l.DeleteNamespace(req)
+	return l.DeleteNamespace(req, auth.Caller(ctx))
 }
 
 // TouchNamespace implements pb.ProxyServer.
@@ -194,5 +195,5 @@ func (s *Server) SetInSync(ctx context.Context, req *pb.SetInSyncRequest) (*pb.N
 	if err != nil {
 		return nil, err
 	}
-	return l.SetInSync(req)
+	return l.SetInSync(req, auth.Caller(ctx))
 }

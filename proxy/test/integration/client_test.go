@@ -102,6 +102,11 @@ type fakeNode struct {
 
 // startNode heartbeats every 150ms until stopped (at the latest at test end).
 func startNode(t *testing.T, id uint64, proxies ...*proxyProc) *fakeNode {
+	return startNodeWith(t, id, func(addr string) pb.ProxyClient { return dial(t, addr) }, proxies...)
+}
+
+// startNodeWith is startNode with connections made by dialer (e.g. with TLS).
+func startNodeWith(t *testing.T, id uint64, dialer func(addr string) pb.ProxyClient, proxies ...*proxyProc) *fakeNode {
 	n := &fakeNode{id: id, stop: make(chan struct{}), done: make(chan struct{})}
 	for _, p := range proxies {
 		n.addrs = append(n.addrs, p.Addr)
@@ -109,7 +114,7 @@ func startNode(t *testing.T, id uint64, proxies ...*proxyProc) *fakeNode {
 	n.target = n.addrs[0]
 	clients := map[string]pb.ProxyClient{}
 	for _, a := range n.addrs {
-		clients[a] = dial(t, a)
+		clients[a] = dialer(a)
 	}
 	go n.loop(clients)
 	t.Cleanup(n.Stop)
@@ -175,6 +180,13 @@ func (n *fakeNode) SetNoAck(v bool) {
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	n.noAck = v
+}
+
+// LastErr is the outcome of the latest heartbeat.
+func (n *fakeNode) LastErr() error {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	return n.lastErr
 }
 
 // Deleted returns the namespaces the proxy told this node to delete (once per

@@ -97,6 +97,10 @@ type etcdProc struct {
 	peerPort   int
 	cmd        *exec.Cmd
 	log        *logBuf
+	// With ca set, etcd serves https with server cert and requires client
+	// certificates signed by ca (--client-cert-auth); clientCert is ours.
+	ca                     *testCA
+	serverCert, clientCert certFiles
 }
 
 func etcdBinary(t *testing.T) string {
@@ -111,8 +115,16 @@ func etcdBinary(t *testing.T) string {
 }
 
 // startEtcd starts etcd on fresh loopback ports; it is killed at test end.
-func startEtcd(t *testing.T) *etcdProc {
-	e := &etcdProc{t: t, dir: t.TempDir(), clientPort: freePort(t), peerPort: freePort(t)}
+func startEtcd(t *testing.T) *etcdProc { return startEtcdWith(t, nil) }
+
+// startEtcdTLS starts etcd with TLS and client-certificate authentication.
+func startEtcdTLS(t *testing.T, ca *testCA) *etcdProc { return startEtcdWith(t, ca) }
+
+func startEtcdWith(t *testing.T, ca *testCA) *etcdProc {
+	e := &etcdProc{t: t, dir: t.TempDir(), clientPort: freePort(t), peerPort: freePort(t), ca: ca}
+	if ca != nil {
+		e.serverCert, e.clientCert = ca.issue("etcd-server", ""), ca.issue("etcd-client", "")
+	}
 	e.start()
 	t.Cleanup(func() {
 		e.kill()
@@ -123,7 +135,20 @@ func startEtcd(t *testing.T) *etcdProc {
 	return e
 }
 
-func (e *etcdProc) URL() string { return fmt.Sprintf("http://127.0.0.1:%d", e.clientPort) }
+func (e *etcdProc) URL() string {
+	if e.ca != nil {
+		return fmt.Sprintf("https://127.0.0.1:%d", e.clientPort)
+	}
+	return fmt.Sprintf("http://127.0.0.1:%d", e.clientPort)
+}
+
+// proxyFlags are the rpmp-proxy flags reaching this etcd (TLS ones if any).
+func (e *etcdProc) proxyFlags() []string {
+	if e.ca == nil {
+		return nil
+	}
+	return []string{"--etcd-ca", e.ca.File, "--etcd-cert", e.clientCert.Cert, "--etcd-key", e.clientCert.Key}
+}
 
 // start (re)starts etcd on the same ports and data dir and waits for it.
 func (e *etcdProc) start() {
@@ -135,6 +160,10 @@ func (e *etcdProc) start() {
 		"--listen-peer-urls", peer, "--initial-advertise-peer-urls", peer,
 		"--initial-cluster", "t="+peer,
 		"--log-outputs", "stderr", "--logger", "zap")
+	if e.ca != nil {
+		e.cmd.Args = append(e.cmd.Args, "--cert-file", e.serverCert.Cert, "--key-file", e.serverCert.Key,
+			"--client-cert-auth", "--trusted-ca-file", e.ca.File)
+	}
 	e.cmd.Stdout, e.cmd.Stderr = e.log, e.log
 	if err := e.cmd.Start(); err != nil {
 		t.Fatalf("start etcd: %v", err)
@@ -160,7 +189,11 @@ func (e *etcdProc) kill() {
 
 // client returns an etcd client for direct inspection.
 func (e *etcdProc) client() *clientv3.Client {
-	cli, err := clientv3.New(clientv3.Config{Endpoints: []string{e.URL()}, DialTimeout: 2 * time.Second, Logger: zap.NewNop()})
+	cfg := clientv3.Config{Endpoints: []string{e.URL()}, DialTimeout: 2 * time.Second, Logger: zap.NewNop()}
+	if e.ca != nil {
+		cfg.TLS = e.ca.clientTLS(e.clientCert)
+	}
+	cli, err := clientv3.New(cfg)
 	if err != nil {
 		e.t.Fatal(err)
 	}

@@ -59,7 +59,7 @@ bool LoadRefs(JNIEnv* env) {
   if (!(r.global_address = GlobalClass(env, "io/rpmp/client/GlobalAddress"))) return false;
   if (!(r.rpmp_exception = GlobalClass(env, "io/rpmp/client/RpmpException"))) return false;
   r.object_meta_ctor = env->GetMethodID(r.object_meta, kCtor, "(J[Lio/rpmp/client/RecordRef;)V");
-  r.record_ref_ctor = env->GetMethodID(r.record_ref, kCtor, "(JJIIJJJ)V");
+  r.record_ref_ctor = env->GetMethodID(r.record_ref, kCtor, "(JJIIJJJ[B[BI)V");
   r.key_info_ctor = env->GetMethodID(r.key_info, kCtor, "([BJI)V");
   r.server_stats_ctor = env->GetMethodID(r.server_stats, kCtor,
                                          "(JJJJJ[Lio/rpmp/client/ServerStats$PoolInfo;)V");

@@ -19,9 +19,16 @@ struct NativeClient {
 rpmp::Client* C(jlong handle) { return reinterpret_cast<NativeClient*>(handle)->client.get(); }
 rpmp::Buffer* B(jlong handle) { return reinterpret_cast<rpmp::Buffer*>(handle); }
 
-rpmp::RecordRef Record(jlong tag, jlong length, jint crc, jint pool, jlong rma_addr,
-                       jlong rma_key, jlong node_id) {
+// ns/key/index: where getMeta listed the record (null ns for a hand-made ref), so the
+// C++ client can refetch the metadata when compaction moved the record.
+rpmp::RecordRef Record(JNIEnv* env, jlong tag, jlong length, jint crc, jint pool, jlong rma_addr,
+                       jlong rma_key, jlong node_id, jbyteArray ns, jbyteArray key, jint index) {
   rpmp::RecordRef r;
+  if (ns != nullptr && key != nullptr) {
+    r.origin = std::make_shared<const rpmp::RecordOrigin>(
+        rpmp::RecordOrigin{rpmp_jni::ToString(env, ns), rpmp_jni::ToString(env, key)});
+    r.index = static_cast<uint32_t>(index);
+  }
   r.tag = static_cast<uint64_t>(tag);
   r.length = static_cast<uint64_t>(length);
   r.crc = static_cast<uint32_t>(crc);
@@ -60,9 +67,10 @@ extern "C" {
 
 JNIEXPORT jlong JNICALL Java_io_rpmp_client_RpmpClient_nativeConnect(
     JNIEnv* env, jclass, jbyteArray server, jbyteArray provider, jlong timeout_ms, jbyteArray name,
-    jlong buffer_cache_bytes, jint max_inflight) {
+    jlong buffer_cache_bytes, jint max_inflight, jbyteArray secret) {
   RPMP_JNI_TRY
   rpmp::ClientOptions options;
+  options.secret = ToString(env, secret);  // empty: librpmp reads $RPMP_SECRET_FILE
   options.provider = ToString(env, provider);
   options.timeout = std::chrono::milliseconds(timeout_ms);
   options.name = ToString(env, name);
@@ -79,9 +87,10 @@ JNIEXPORT jlong JNICALL Java_io_rpmp_client_RpmpClient_nativeConnect(
 JNIEXPORT jlong JNICALL Java_io_rpmp_client_RpmpClient_nativeConnectCluster(
     JNIEnv* env, jclass, jbyteArray proxies, jbyteArray provider, jlong timeout_ms, jbyteArray name,
     jlong buffer_cache_bytes, jint max_inflight, jlong retry_for_ms, jlong proxy_timeout_ms,
-    jint replicas, jint min_replicas, jlong ttl_seconds) {
+    jint replicas, jint min_replicas, jlong ttl_seconds, jbyteArray secret) {
   RPMP_JNI_TRY
   rpmp::ClusterOptions options;
+  options.client.secret = ToString(env, secret);  // empty: librpmp reads $RPMP_SECRET_FILE
   options.client.provider = ToString(env, provider);
   options.client.timeout = std::chrono::milliseconds(timeout_ms);
   options.client.name = ToString(env, name);
@@ -196,13 +205,24 @@ jobject MetaToJava(JNIEnv* env, const rpmp::StatusOr<rpmp::ObjectMeta>& meta) {
   jobjectArray records = env->NewObjectArray(static_cast<jsize>(meta->records.size()),
                                              refs.record_ref, nullptr);
   if (records == nullptr) return nullptr;
+  // The object's name, once for all its refs (RecordRef keeps the arrays private).
+  jbyteArray ns = nullptr, key = nullptr;
+  if (!meta->records.empty() && meta->records[0].origin != nullptr) {
+    const rpmp::RecordOrigin& o = *meta->records[0].origin;
+    ns = env->NewByteArray(static_cast<jsize>(o.ns.size()));
+    key = env->NewByteArray(static_cast<jsize>(o.key.size()));
+    if (ns == nullptr || key == nullptr) return nullptr;
+    env->SetByteArrayRegion(ns, 0, static_cast<jsize>(o.ns.size()), reinterpret_cast<const jbyte*>(o.ns.data()));
+    env->SetByteArrayRegion(key, 0, static_cast<jsize>(o.key.size()), reinterpret_cast<const jbyte*>(o.key.data()));
+  }
   for (size_t i = 0; i < meta->records.size(); ++i) {
     const auto& r = meta->records[i];
     jobject rec = env->NewObject(refs.record_ref, refs.record_ref_ctor,
                                  static_cast<jlong>(r.tag), static_cast<jlong>(r.length),
                                  static_cast<jint>(r.crc), static_cast<jint>(r.pool),
                                  static_cast<jlong>(r.rma_addr), static_cast<jlong>(r.rma_key),
-                                 static_cast<jlong>(r.node_id));
+                                 static_cast<jlong>(r.node_id), r.origin ? ns : nullptr,
+                                 r.origin ? key : nullptr, static_cast<jint>(r.index));
     if (rec == nullptr) return nullptr;
     env->SetObjectArrayElement(records, static_cast<jsize>(i), rec);
     env->DeleteLocalRef(rec);
@@ -222,19 +242,21 @@ JNIEXPORT jobject JNICALL Java_io_rpmp_client_RpmpClient_nativeGetMeta(JNIEnv* e
 
 JNIEXPORT void JNICALL Java_io_rpmp_client_RpmpClient_nativeReadRecord(
     JNIEnv* env, jclass, jlong h, jlong tag, jlong length, jint crc, jint pool, jlong rma_addr,
-    jlong rma_key, jlong node_id, jlong buf, jlong dst_offset) {
+    jlong rma_key, jlong node_id, jbyteArray ns, jbyteArray key, jint index, jlong buf,
+    jlong dst_offset) {
   RPMP_JNI_TRY
-  ThrowIfError(env, C(h)->ReadRecord(Record(tag, length, crc, pool, rma_addr, rma_key, node_id), B(buf),
-                                     static_cast<size_t>(dst_offset)));
+  ThrowIfError(env, C(h)->ReadRecord(Record(env, tag, length, crc, pool, rma_addr, rma_key, node_id, ns, key, index),
+                                     B(buf), static_cast<size_t>(dst_offset)));
   RPMP_JNI_CATCH(env, )
 }
 
 JNIEXPORT void JNICALL Java_io_rpmp_client_RpmpClient_nativeReadRecordAsync(
     JNIEnv* env, jclass, jlong h, jlong tag, jlong length, jint crc, jint pool, jlong rma_addr,
-    jlong rma_key, jlong node_id, jlong buf, jlong dst_offset, jobject result) {
+    jlong rma_key, jlong node_id, jbyteArray ns, jbyteArray key, jint index, jlong buf,
+    jlong dst_offset, jobject result) {
   RPMP_JNI_TRY
-  C(h)->ReadRecordAsync(Record(tag, length, crc, pool, rma_addr, rma_key, node_id), B(buf),
-                        static_cast<size_t>(dst_offset), rpmp_jni::CompleteJava(env, result));
+  C(h)->ReadRecordAsync(Record(env, tag, length, crc, pool, rma_addr, rma_key, node_id, ns, key, index),
+                        B(buf), static_cast<size_t>(dst_offset), rpmp_jni::CompleteJava(env, result));
   RPMP_JNI_CATCH(env, )
 }
 
@@ -437,6 +459,16 @@ JNIEXPORT jobjectArray JNICALL Java_io_rpmp_client_RpmpClient_nativeDeleteNamesp
     env->DeleteLocalRef(n);
   }
   return out;
+  RPMP_JNI_CATCH(env, nullptr)
+}
+
+JNIEXPORT jobject JNICALL Java_io_rpmp_client_RpmpClient_nativeGetMetaOfTags(
+    JNIEnv* env, jclass, jlong h, jbyteArray ns, jbyteArray key, jlongArray tags) {
+  RPMP_JNI_TRY
+  std::vector<uint64_t> t(static_cast<size_t>(env->GetArrayLength(tags)));
+  if (!t.empty())
+    env->GetLongArrayRegion(tags, 0, static_cast<jsize>(t.size()), reinterpret_cast<jlong*>(t.data()));
+  return MetaToJava(env, C(h)->GetMetaOfTags(ToString(env, ns), ToString(env, key), t));
   RPMP_JNI_CATCH(env, nullptr)
 }
 

@@ -2,13 +2,15 @@
 # run-spark-fault-it.sh): starts deploy/local-cluster.sh (etcd + 2 rpmp-proxy + 3
 # rpmp-server) in $1/cluster on a free port range and stops it (pools removed, logs kept)
 # when the calling script exits. Sets and exports RPMP_RUN_DIR, RPMP_BASE_PORT,
-# RPMP_BIN_DIR, RPMP_CLUSTER_SCRIPT, RPMP_PROXIES and RPMP_SECRET_FILE (the cluster is
-# secured: clients, rpmpctl and the executors' librpmp, need its secret).
+# RPMP_BIN_DIR, RPMP_CLUSTER_SCRIPT, RPMP_PROXIES, RPMP_SECRET_FILE and RPMP_TLS_DIR (the
+# cluster is secured: clients, rpmpctl and the executors' librpmp, need its secret and a
+# client certificate for the proxies' mutual TLS; executors inherit both variables).
 #   start_rpmp_cluster WORK_DIR BUILD_DIR REPO_DIR PYTHON
 start_rpmp_cluster() {
   local work=$1 build_dir=$2 repo=$3 python_bin=$4 base
   # local-cluster.sh uses BASE, BASE+1, BASE+10, BASE+11, BASE+20..22, BASE+30..32 and
-  # BASE+40..41 (metrics): find a free range.
+  # BASE+40..41 (metrics): find a free range, below Linux's ephemeral ports (32768+) so
+  # that no client socket of a test running beside this one takes a port before it is bound.
   base=$("$python_bin" - <<'PY'
 import random, socket
 def free(p):
@@ -20,7 +22,7 @@ def free(p):
     finally:
         s.close()
 for _ in range(200):
-    b = random.randrange(20000, 60000)
+    b = random.randrange(20000, 32700)
     if all(free(b + o) for o in (0, 1, 10, 11, 20, 21, 22, 30, 31, 32, 40, 41)):
         print(b); break
 else:
@@ -32,13 +34,16 @@ PY
   export RPMP_CLUSTER_SCRIPT="$repo/deploy/local-cluster.sh"
   trap 'stop_rpmp_cluster' EXIT
   "$RPMP_CLUSTER_SCRIPT" start > "$work/cluster-start.log" 2>&1 \
-    || { cat "$work/cluster-start.log"; tail -20 "$RPMP_RUN_DIR"/*.log; echo "cluster did not start"; exit 1; }
+    || { cat "$work/cluster-start.log"; tail -n 20 "$RPMP_RUN_DIR"/*.log; echo "cluster did not start"; exit 1; }
   RPMP_PROXIES=$(grep '^RPMP_PROXIES=' "$work/cluster-start.log" | tail -1 | cut -d= -f2)
   [[ -n "$RPMP_PROXIES" ]] || { cat "$work/cluster-start.log"; echo "no RPMP_PROXIES"; exit 1; }
   export RPMP_PROXIES
   RPMP_SECRET_FILE=$(grep '^RPMP_SECRET_FILE=' "$work/cluster-start.log" | tail -1 | cut -d= -f2)
   [[ -n "$RPMP_SECRET_FILE" ]] || { cat "$work/cluster-start.log"; echo "no RPMP_SECRET_FILE"; exit 1; }
   export RPMP_SECRET_FILE
+  RPMP_TLS_DIR=$(grep '^RPMP_TLS_DIR=' "$work/cluster-start.log" | tail -1 | cut -d= -f2)
+  [[ -n "$RPMP_TLS_DIR" ]] || { cat "$work/cluster-start.log"; echo "no RPMP_TLS_DIR"; exit 1; }
+  export RPMP_TLS_DIR
 }
 
 # Stop keeps the cluster's logs in $RPMP_RUN_DIR; the pools go. (A paused server is

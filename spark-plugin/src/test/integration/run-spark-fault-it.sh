@@ -4,9 +4,12 @@
 # (rpmp-cluster-lib.sh: etcd + 2 rpmp-proxy + 3 rpmp-server, spark.rpmp.replicas=2):
 #  1. spark_fault_job.py: reduceByKey jobs with exactly known results while a reduce task
 #     deletes a partition's object (both copies), while a map task kills server0 and
-#     pauses server1 for 5 s, and while a reduce task kills server2 (killed servers are
-#     restarted between jobs). Every result must be exact; where data was truly gone the
-#     event log must show the map stage rerun after a FetchFailed.
+#     pauses server1 for 5 s, and while a reduce task kills server2. As an operator would,
+#     the job restarts each killed server (same pool) once the proxies report it DEAD
+#     and polls `rpmpctl nodes` until it is LIVE again, while its Spark job runs (a
+#     namespace whose last in-sync member died waits for it: unavailable, never stale).
+#     Every result must be exact; where data was truly gone the event log must show the
+#     map stage rerun after a FetchFailed.
 #  2. spark_dynalloc_job.py with spark.dynamicAllocation.enabled=true, shuffleTracking off,
 #     no external shuffle service and spark.shuffle.sort.io.plugin.class=
 #     io.rpmp.spark.RpmpShuffleDataIO: the executors that ran the map stage are released
@@ -63,7 +66,9 @@ if "$spark_submit" "${common[@]}" --conf "spark.eventLog.dir=$work/events-fault"
       ok "$g: exact result ($(field "$work/fault.json" "spark.$g.map_stage_attempts") map stage attempts, $(field "$work/fault.json" "spark.$g.reduce_fetch_failed") FetchFailed)"
     else bad "$g: result differs"; fi
   done
-  for f in lost map reduce; do echo "     fault $f: $(field "$work/fault.json" "faults.$f")"; done
+  for f in lost map map-restart reduce reduce-restart; do
+    echo "     fault $f: $(field "$work/fault.json" "faults.$f")"
+  done
   rerun=$("$python_bin" -c 'import json,sys; r=json.load(open(sys.argv[1]))["spark"]["data-lost"]
 print(int(max(r["map_stage_attempts"]) >= 1 and r["reduce_fetch_failed"] >= 1 and r["map_task_starts_in_later_attempts"] > 0))' "$work/fault.json")
   if [[ $rerun == 1 ]]; then ok "data truly gone: FetchFailed and a map-stage rerun in the event log"

@@ -18,21 +18,10 @@ python_bin=${PYSPARK_PYTHON:-$(dirname "$spark_submit")/python3}
 export PYSPARK_PYTHON="$python_bin" PYSPARK_DRIVER_PYTHON="$python_bin"
 
 work=$(mktemp -d /tmp/rpmp-spark-it.XXXXXX)
-port=$("$python_bin" -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
-pool="/dev/shm/rpmp-spark-it-$$.pool"
-"$build_dir/bin/rpmp-server" --listen "127.0.0.1:$port" --pool "$pool:2G" --segment-size 16M \
-  > "$work/server.log" 2>&1 &
-server_pid=$!
-cleanup() { kill "$server_pid" 2>/dev/null || true; wait "$server_pid" 2>/dev/null || true; rm -f "$pool"; }
-trap cleanup EXIT
-up=0
-for _ in $(seq 100); do  # poll for up to ~10 s
-  (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null && { up=1; break; }
-  kill -0 "$server_pid" 2>/dev/null || break
-  sleep 0.1
-done
-[[ $up == 1 ]] \
-  || { cat "$work/server.log"; echo "rpmp-server did not accept connections on port $port"; exit 1; }
+source "$here/rpmp-server-lib.sh"
+trap stop_rpmp_server EXIT
+start_rpmp_server "$work" "$build_dir" "$python_bin" 2G
+port=$RPMP_SERVER_PORT
 
 common=(--master "local-cluster[2,1,1024]" --driver-memory 1g
   --conf spark.ui.enabled=false --conf spark.sql.adaptive.enabled=true

@@ -16,19 +16,10 @@ python_bin=$(dirname "$spark_submit")/python3
 export PYSPARK_PYTHON="$python_bin" PYSPARK_DRIVER_PYTHON="$python_bin"
 
 work=$(mktemp -d /tmp/rpmp-spark-smoke.XXXXXX)
-port=$("$python_bin" -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
-pool="/dev/shm/rpmp-spark-smoke-$$.pool"
-"$build_dir/bin/rpmp-server" --listen "127.0.0.1:$port" --pool "$pool:1G" --segment-size 16M \
-  > "$work/server.log" 2>&1 &
-server_pid=$!
-cleanup() { kill "$server_pid" 2>/dev/null || true; wait "$server_pid" 2>/dev/null || true; rm -f "$pool"; }
-trap cleanup EXIT
-deadline=$((SECONDS + 60))
-until grep -q "rpmp-server ready" "$work/server.log"; do
-  kill -0 "$server_pid" 2>/dev/null && [[ $SECONDS -lt $deadline ]] \
-    || { cat "$work/server.log"; echo "FAIL rpmp-server did not become ready"; exit 1; }
-  sleep 0.1
-done
+source "$here/rpmp-server-lib.sh"
+trap stop_rpmp_server EXIT
+start_rpmp_server "$work" "$build_dir" "$python_bin" 1G
+port=$RPMP_SERVER_PORT
 
 common=(--master "local-cluster[2,1,1024]" --driver-memory 1g --conf spark.ui.enabled=false
   --conf spark.sql.shuffle.partitions=8)

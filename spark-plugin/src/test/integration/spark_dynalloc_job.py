@@ -11,7 +11,7 @@ import sys
 
 from pyspark.sql import SparkSession
 
-from spark_it_job import read_event_log, wait_until, digest
+from spark_it_job import read_event_log, wait_until, digest, registered_executors
 
 N = 100000
 KEYS = 997
@@ -20,7 +20,7 @@ KEYS = 997
 def main(out_path):
     spark = SparkSession.builder.appName("rpmp-spark-dynalloc-it").getOrCreate()
     sc = spark.sparkContext
-    executors = lambda: len(sc.statusTracker().getExecutorInfos()) - 1  # minus the driver
+    executors = lambda: registered_executors(sc)
     rdd = sc.parallelize(range(N), 8).map(lambda i: (i % KEYS, 1)).reduceByKey(
         lambda a, b: a + b, 4)
     sc.setJobGroup("dynalloc-1", "map and reduce stage")

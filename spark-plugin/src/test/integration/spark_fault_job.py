@@ -5,19 +5,26 @@
 #   map-faults:  mid-map, a map task SIGKILLs server0 and pauses server1 (SIGSTOP, 5 s);
 #   reduce-kill: mid-reduce, a reduce task SIGKILLs server2.
 # Each must return exactly the right counts (asserted here); the event log (read back
-# after the context stops) tells what Spark reran. Killed servers are restarted between
-# jobs with deploy/local-cluster.sh start. Env: RPMP_RUN_DIR, RPMP_BIN_DIR, RPMP_PROXIES,
-# RPMP_CLUSTER_SCRIPT (and RPMP_BASE_PORT for it). Usage: spark_fault_job.py OUT.json
+# after the context stops) tells what Spark reran. As an operator would, a driver thread
+# (Operator) restarts each killed server while its job runs: once the proxies report it
+# DEAD, deploy/local-cluster.sh start brings it back on its own pool (same id and data),
+# and the thread polls `rpmpctl nodes` until it is LIVE again. The cluster needs that:
+# a namespace whose last in-sync member died waits for that member (unavailable, never
+# served from a copy that may be behind), so a map stage that lost both copies' holders
+# cannot finish until the killed one returns. Env: RPMP_RUN_DIR, RPMP_BIN_DIR,
+# RPMP_PROXIES, RPMP_CLUSTER_SCRIPT, RPMP_BASE_PORT. Usage: spark_fault_job.py OUT.json
 import json
 import os
 import signal
 import subprocess
 import sys
+import threading
+import time
 
 from pyspark import TaskContext
 from pyspark.sql import SparkSession
 
-from spark_it_job import read_event_log, wait_until, process_gone, digest
+from spark_it_job import read_event_log, wait_until, process_gone, digest, registered_executors
 
 N = 240000
 KEYS = 5003
@@ -54,6 +61,11 @@ def mark_done(marker, text):
 
 def wait_for_fault(marker):
     wait_until(lambda: os.path.exists(done_marker(marker)), 120, "the fault of " + marker)
+
+
+def server_endpoint(name):
+    """deploy/local-cluster.sh's address of server<i>: BASE+20+i."""
+    return "127.0.0.1:%d" % (int(os.environ["RPMP_BASE_PORT"]) + 20 + int(name[len("server"):]))
 
 
 def rpmpctl(*args):
@@ -110,10 +122,67 @@ def kill_server(name):
     return fault
 
 
-def restart_servers():
-    """Starts the servers that are down again (same pools, ids and data); waits for 3 LIVE."""
+def node_state(endpoint):
+    """The proxies' state of the node at endpoint (LIVE, SUSPECT, DEAD, ...); None when
+    `rpmpctl nodes` fails (e.g. a leader election) or lists no such node."""
+    try:
+        out = rpmpctl("nodes")
+    except subprocess.CalledProcessError:
+        return None
+    for line in out.splitlines():
+        f = line.split()
+        if len(f) >= 3 and f[1] == endpoint:
+            return f[2]
+    return None
+
+
+def poll(condition, timeout_s, what):
+    """wait_until for conditions that run rpmpctl (about 0.4 s a call): polls every 0.2 s."""
+    deadline = time.monotonic() + timeout_s
+    while not condition():
+        if time.monotonic() > deadline:
+            raise TimeoutError("gave up after %d s waiting for %s" % (timeout_s, what))
+        time.sleep(0.2)
+
+
+def start_cluster():
+    """deploy/local-cluster.sh start: starts whatever is down (servers on their own pools,
+    so with their ids and data) and waits for 3 LIVE nodes."""
     subprocess.run([os.environ["RPMP_CLUSTER_SCRIPT"], "start"], check=True,
                    capture_output=True, text=True)
+
+
+class Operator(threading.Thread):
+    """The operator of one fault, on a driver thread while the job runs: once the task has
+    killed `name` (marker done), waits until the proxies report it DEAD, restarts it and
+    polls until it is LIVE again. `outcome` says what happened and when; `error` is set
+    when a step missed its deadline."""
+
+    def __init__(self, marker, name):
+        super().__init__(daemon=True)
+        self.marker, self.name = marker, name
+        self.outcome, self.error = None, None
+
+    def run(self):
+        try:
+            wait_until(lambda: os.path.exists(done_marker(self.marker)), 300,
+                       "the fault of " + self.marker)
+            t0, endpoint = time.monotonic(), server_endpoint(self.name)
+            poll(lambda: node_state(endpoint) == "DEAD", 60, "%s to be DEAD" % self.name)
+            dead = time.monotonic() - t0
+            start_cluster()
+            poll(lambda: node_state(endpoint) == "LIVE", 60, "%s to be LIVE" % self.name)
+            self.outcome = "%s DEAD %.1f s after the fault, restarted, LIVE again at %.1f s" % (
+                self.name, dead, time.monotonic() - t0)
+        except Exception as e:  # reported by finish()
+            self.error = "operator of %s: %r" % (self.name, e)
+
+    def finish(self):
+        """Joins the thread (with a deadline); its outcome, or AssertionError."""
+        self.join(180)
+        if self.is_alive() or self.error:
+            raise AssertionError(self.error or "operator of %s still running" % self.name)
+        return self.outcome
 
 
 def counts_job(sc, group, maps, reduces, map_fault=None, reduce_fault=None):
@@ -166,21 +235,26 @@ def analyse(events, group):
 def main(out_path):
     spark = SparkSession.builder.appName("rpmp-spark-fault-it").getOrCreate()
     sc = spark.sparkContext
-    wait_until(lambda: len(sc.statusTracker().getExecutorInfos()) - 1 >= 2, 120,
+    wait_until(lambda: registered_executors(sc) >= 2, 120,
                "2 registered executors")
     marker = out_path + ".fault-"
     results, faults = {}, {}
     results["data-lost"] = counts_job(
         sc, "data-lost", 16, 8,
         reduce_fault=fault_in_task(marker + "lost", 0, delete_partition_object("5")))
+    operator = Operator(marker + "map", "server0")
+    operator.start()
     results["map-faults"] = counts_job(
         sc, "map-faults", 48, 12,
         map_fault=fault_in_task(marker + "map", 4, kill_and_pause("server0", "server1", 5)))
-    restart_servers()
+    faults["map-restart"] = operator.finish()
+    start_cluster()  # the paused server1 is LIVE again too
+    operator = Operator(marker + "reduce", "server2")
+    operator.start()
     results["reduce-kill"] = counts_job(
         sc, "reduce-kill", 16, 8,
         reduce_fault=fault_in_task(marker + "reduce", 0, kill_server("server2")))
-    restart_servers()
+    faults["reduce-restart"] = operator.finish()
     for name in ("lost", "map", "reduce"):
         with open(done_marker(marker + name)) as f:
             faults[name] = f.read()

@@ -29,6 +29,12 @@ def wait_until(condition, timeout_s, what):
         time.sleep(0.02)
 
 
+def registered_executors(sc):
+    """Executors registered with the driver (the driver not counted), through the JVM's
+    SparkStatusTracker: pyspark 3.5's StatusTracker has no getExecutorInfos."""
+    return len(sc._jsc.sc().statusTracker().getExecutorInfos()) - 1
+
+
 def executor_pid():
     """In a task: pid of the executor JVM (python worker -> daemon -> JVM), or None."""
     pid = os.getpid()
@@ -94,7 +100,7 @@ def kill_executor_mid_reduce(marker):
 def executor_loss_mid_reduce(sc, marker):
     """Runs a reduceByKey job whose reduce task 0 SIGKILLs its executor JVM; checks the
     job's result. The event log tells later what Spark reran (analyse_executor_loss)."""
-    live = lambda: len(sc.statusTracker().getExecutorInfos()) - 1  # minus the driver
+    live = lambda: registered_executors(sc)
     wait_until(lambda: live() >= 2, 120, "2 registered executors")
     sc.setJobGroup("executor-loss", "reduce task 0 SIGKILLs its executor JVM")
     counts = (sc.parallelize(range(50000), 4).map(lambda i: (i % 101, 1))

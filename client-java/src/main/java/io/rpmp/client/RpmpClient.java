@@ -65,7 +65,8 @@ public final class RpmpClient implements AutoCloseable {
             options.timeout().toMillis(),
             utf8(options.name()),
             options.bufferCacheBytes(),
-            options.maxInflight());
+            options.maxInflight(),
+            options.secret());
     return new RpmpClient(server, h, options.timeout().toMillis());
   }
 
@@ -90,7 +91,8 @@ public final class RpmpClient implements AutoCloseable {
             options.proxyTimeout().toMillis(),
             options.defaultReplicas(),
             options.defaultMinReplicas(),
-            options.defaultTtl().getSeconds());
+            options.defaultTtl().getSeconds(),
+            options.secret());
     // Calls may retry for retryFor: close() waits that long for async calls too.
     long wait = Math.max(options.timeout().toMillis(), options.retryFor().toMillis());
     return new RpmpClient(proxies, h, wait);
@@ -340,6 +342,22 @@ public final class RpmpClient implements AutoCloseable {
   }
 
   /**
+   * getMeta listing only the records whose tag is one of {@code tags} (for example the map
+   * attempts a Spark reader wants), in append order; {@link ObjectMeta#totalLength()} is still
+   * the whole object's. The server filters (up to 4096 tags), so the listing costs what it
+   * returns. An empty array lists every record.
+   */
+  public ObjectMeta getMetaOfTags(String ns, String key, long[] tags) throws RpmpException {
+    if (tags == null) throw new NullPointerException("tags");
+    long h = enter();
+    try {
+      return nativeGetMetaOfTags(h, utf8(ns), utf8(key), tags);
+    } finally {
+      exit();
+    }
+  }
+
+  /**
    * Cluster clients only: getMeta answered by the replica {@code nodeId} (one of {@link
    * NamespaceInfo#replicaNodes()}), without failover to another; its records are read from that
    * replica. FAILED_PRECONDITION for a server-direct client.
@@ -353,14 +371,19 @@ public final class RpmpClient implements AutoCloseable {
     }
   }
 
-  /** Reads one record (from getMeta) into dst at dstOffset, checksum verified; sets size. */
+  /**
+   * Reads one record (from getMeta) into dst at dstOffset, checksum verified; sets size. When
+   * the server's compaction moved the record since getMeta, the metadata is fetched again and
+   * the record read from its new place (no error); RpmpCorruptionException when the record no
+   * longer exists (overwritten or deleted since getMeta).
+   */
   public void readRecord(RecordRef r, RpmpBuffer dst, int dstOffset) throws RpmpException {
     checkFits(r, dst, dstOffset);
     long h = enter();
     try {
       nativeReadRecord(
           h, r.tag(), r.length(), r.crc(), r.pool(), r.rmaAddr(), r.rmaKey(), r.nodeId(),
-          dst.handle(), dstOffset);
+          r.originNamespace(), r.originKey(), r.index(), dst.handle(), dstOffset);
       dst.setSize((int) Math.max(dst.size(), dstOffset + r.length()));
     } finally {
       exit();
@@ -393,7 +416,7 @@ public final class RpmpClient implements AutoCloseable {
     try {
       nativeReadRecordAsync(
           h, r.tag(), r.length(), r.crc(), r.pool(), r.rmaAddr(), r.rmaKey(), r.nodeId(),
-          dst.handle(), dstOffset, result);
+          r.originNamespace(), r.originKey(), r.index(), dst.handle(), dstOffset, result);
     } catch (Throwable t) {
       failStarted(result, t);
     } finally {
@@ -699,12 +722,12 @@ public final class RpmpClient implements AutoCloseable {
 
   private static native long nativeConnect(
       byte[] server, byte[] provider, long timeoutMs, byte[] name, long bufferCacheBytes,
-      int maxInflight) throws RpmpException;
+      int maxInflight, byte[] secret) throws RpmpException;
 
   private static native long nativeConnectCluster(
       byte[] proxies, byte[] provider, long timeoutMs, byte[] name, long bufferCacheBytes,
       int maxInflight, long retryForMs, long proxyTimeoutMs, int replicas, int minReplicas,
-      long ttlSeconds) throws RpmpException;
+      long ttlSeconds, byte[] secret) throws RpmpException;
 
   private static native void nativeClose(long h);
 
@@ -733,18 +756,19 @@ public final class RpmpClient implements AutoCloseable {
   private static native ObjectMeta nativeGetMeta(long h, byte[] ns, byte[] key)
       throws RpmpException;
 
+  private static native ObjectMeta nativeGetMetaOfTags(long h, byte[] ns, byte[] key, long[] tags)
+      throws RpmpException;
+
   private static native ObjectMeta nativeGetMetaOnNode(long h, byte[] ns, byte[] key, long node)
       throws RpmpException;
 
   private static native void nativeReadRecord(
       long h, long tag, long length, int crc, int pool, long rmaAddr, long rmaKey, long nodeId,
-      long buf,
-      long dstOffset) throws RpmpException;
+      byte[] ns, byte[] key, int index, long buf, long dstOffset) throws RpmpException;
 
   private static native void nativeReadRecordAsync(
       long h, long tag, long length, int crc, int pool, long rmaAddr, long rmaKey, long nodeId,
-      long buf,
-      long dstOffset, AsyncResult<?> result);
+      byte[] ns, byte[] key, int index, long buf, long dstOffset, AsyncResult<?> result);
 
   private static native void nativeDelete(long h, byte[] ns, byte[] key) throws RpmpException;
 

@@ -11,6 +11,7 @@ public final class RpmpClientOptions {
   private String name = "rpmp-java";
   private long bufferCacheBytes = 256L << 20;
   private int maxInflight = 64;
+  private byte[] secret = new byte[0];
   // Cluster mode only (connectCluster); defaults match librpmp's ClusterOptions.
   private Duration retryFor = Duration.ofSeconds(30);
   private Duration proxyTimeout = Duration.ofSeconds(2);
@@ -49,6 +50,15 @@ public final class RpmpClientOptions {
   /** Requests in flight at once (capped by the server). */
   public RpmpClientOptions maxInflight(int n) {
     this.maxInflight = n;
+    return this;
+  }
+
+  /**
+   * The cluster secret proved at HELLO (docs/security.md); empty (the default) = the file
+   * named by the environment variable RPMP_SECRET_FILE, or none. Never logged.
+   */
+  public RpmpClientOptions secret(byte[] secret) {
+    this.secret = secret == null ? new byte[0] : secret.clone();
     return this;
   }
 
@@ -117,5 +127,10 @@ public final class RpmpClientOptions {
 
   public int maxInflight() {
     return maxInflight;
+  }
+
+  /** A copy of the secret (empty when none was set). */
+  public byte[] secret() {
+    return secret.clone();
   }
 }

@@ -91,6 +91,12 @@ class RpmpClientTest {
     ObjectMeta meta = client.getMeta("rec", "k");
     assertEquals(5101, meta.totalLength());
     assertEquals(3, meta.records().size());
+    ObjectMeta sevens = client.getMetaOfTags("rec", "k", new long[] {7, 42});
+    assertEquals(5101, sevens.totalLength());
+    assertEquals(2, sevens.records().size());
+    assertEquals(100, sevens.records().get(0).length());
+    assertEquals(1, sevens.records().get(1).length());
+    assertEquals(3, client.getMetaOfTags("rec", "k", new long[0]).records().size());
     for (int i = 0; i < parts.length; i++) {
       RecordRef r = meta.records().get(i);
       assertEquals(tags[i], r.tag());

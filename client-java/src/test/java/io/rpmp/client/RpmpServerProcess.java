@@ -37,6 +37,12 @@ final class RpmpServerProcess implements AutoCloseable {
   /** Same, with the store's segment size (small pools need small segments). */
   static RpmpServerProcess start(String poolSize, String segmentSize)
       throws IOException, InterruptedException {
+    return start(poolSize, segmentSize, new String[0]);
+  }
+
+  /** Same, with more rpmp-server flags (e.g. "--compaction-grace", "50ms"). */
+  static RpmpServerProcess start(String poolSize, String segmentSize, String... extraFlags)
+      throws IOException, InterruptedException {
     Path binary = serverBinary();
     int port = freePort();
     Path pool =
@@ -44,15 +50,18 @@ final class RpmpServerProcess implements AutoCloseable {
             + COUNTER.incrementAndGet() + ".pool");
     Files.deleteIfExists(pool);
     Path log = Files.createTempFile("rpmp-server-", ".log");
-    ProcessBuilder pb =
-        new ProcessBuilder(
-            binary.toString(),
-            "--listen",
-            "127.0.0.1:" + port,
-            "--pool",
-            pool + ":" + poolSize,
-            "--segment-size",
-            segmentSize);
+    java.util.List<String> cmd =
+        new java.util.ArrayList<>(
+            java.util.List.of(
+                binary.toString(),
+                "--listen",
+                "127.0.0.1:" + port,
+                "--pool",
+                pool + ":" + poolSize,
+                "--segment-size",
+                segmentSize));
+    cmd.addAll(java.util.List.of(extraFlags));
+    ProcessBuilder pb = new ProcessBuilder(cmd);
     pb.redirectErrorStream(true).redirectOutput(log.toFile());
     pb.environment().put("PMEM_IS_PMEM_FORCE", "0");
     Process p = pb.start();

@@ -182,6 +182,7 @@ private[rpmp] final class ChunkPusher(
         clients.invalidateOn(server, e)
         throw new IOException(s"RPMP append of shuffle ${coords.shuffleId} partition $p: $e", e)
     }
+    RpmpMetrics.appendIssued(future, dataBytes)
     pending.add(Push(p, server, buffer, future))
     chunks(p) += 1
     sawLast(p) = last

@@ -45,6 +45,7 @@ private[rpmp] class RecordFetcher(
       } catch {
         case e: Exception => CompletableFuture.failedFuture[RpmpBuffer](e)
       }
+      RpmpMetrics.readIssued(future, r.ref.length)
       inFlight.enqueue((r, future))
       bytesInFlight += RecordFetcher.bufferBytes(r.ref.length)
     }

@@ -8,7 +8,7 @@ package org.apache.spark.shuffle.rpmp
 import java.time.Duration
 import java.util.concurrent.ConcurrentHashMap
 
-import io.rpmp.client.{RpmpClient, RpmpClientOptions, RpmpUnavailableException}
+import io.rpmp.client.{RpmpClient, RpmpClientOptions, RpmpException, RpmpUnavailableException}
 
 import org.apache.spark.internal.Logging
 
@@ -30,22 +30,29 @@ private[spark] class RpmpClientCache(conf: RpmpConf, clientName: String) extends
         } else {
           val options = RpmpClientOptions
             .defaults()
+            .secret(conf.authSecret.value)
             .provider(conf.provider)
             .timeout(Duration.ofMillis(conf.timeoutMs))
             .name(clientName)
             .retryFor(Duration.ofMillis(conf.retryForMs))
             // Namespaces recreated by a straggling write after their deletion still expire.
             .namespaceDefaults(conf.replicas, 0, Duration.ofSeconds(conf.ttlSeconds))
-          val client = if (server.startsWith(RpmpClientCache.ClusterPrefix)) {
-            val proxies = server.substring(RpmpClientCache.ClusterPrefix.length)
-            val c = RpmpClient.connectCluster(proxies, options)
-            logInfo(s"Connected to RPMP cluster through proxies $proxies")
-            c
-          } else {
-            val c = RpmpClient.connect(server, options)
-            logInfo(s"Connected to RPMP server $server")
-            c
-          }
+          val client =
+            try {
+              if (server.startsWith(RpmpClientCache.ClusterPrefix)) {
+                val proxies = server.substring(RpmpClientCache.ClusterPrefix.length)
+                val c = RpmpClient.connectCluster(proxies, options)
+                logInfo(s"Connected to RPMP cluster through proxies $proxies")
+                c
+              } else {
+                val c = RpmpClient.connect(server, options)
+                logInfo(s"Connected to RPMP server $server")
+                c
+              }
+            } catch {
+              case e: RpmpException if e.code == RpmpException.PERMISSION_DENIED =>
+                throw new RpmpAuthException(e)
+            }
           clients.put(server, client)
           client
         }

@@ -34,6 +34,36 @@ private[spark] object WriterPath extends Enumeration {
 }
 
 /**
+ * The RPMP cluster secret (spark.rpmp.auth.secret / secretFile); never printed (a case
+ * class field would be, in toString). Empty: librpmp falls back to env RPMP_SECRET_FILE.
+ */
+private[spark] final class RpmpSecret(private val bytes: Array[Byte]) extends Serializable {
+  def isEmpty: Boolean = bytes.isEmpty
+  def value: Array[Byte] = bytes.clone()
+  override def toString: String = if (isEmpty) "RpmpSecret(none)" else "RpmpSecret(<redacted>)"
+  override def equals(o: Any): Boolean = o match {
+    case s: RpmpSecret => java.util.Arrays.equals(bytes, s.bytes)
+    case _ => false
+  }
+  override def hashCode: Int = java.util.Arrays.hashCode(bytes)
+}
+
+private[spark] object RpmpSecret {
+  val None = new RpmpSecret(Array.emptyByteArray)
+}
+
+/**
+ * RPMP refused this application's credentials (PERMISSION_DENIED at HELLO): a
+ * configuration error naming the settings to fix, never a reason to fall back.
+ */
+private[spark] class RpmpAuthException(cause: Throwable)
+  extends IllegalStateException(
+    s"RPMP refused this application's credentials (${cause.getMessage}): set " +
+      s"${RpmpConf.AuthSecretKey} (or ${RpmpConf.AuthSecretFileKey}, a file readable on the " +
+      "driver and every executor) to the RPMP cluster secret (the servers' auth_secret_file; " +
+      "without either, env RPMP_SECRET_FILE is used)", cause)
+
+/**
  * Parsed spark.rpmp.* settings. Exactly one mode: `proxies` non-empty = cluster mode (through
  * rpmp-proxy; `servers` empty), else server-direct over `servers` (possibly empty = unset).
  */
@@ -52,7 +82,8 @@ private[spark] case class RpmpConf(
     readRetries: Int = 3,
     readRetryWaitMs: Long = 500,
     writerPath: WriterPath.Value = WriterPath.Auto,
-    sortRunBytes: Long = Long.MaxValue) {
+    sortRunBytes: Long = Long.MaxValue,
+    authSecret: RpmpSecret = RpmpSecret.None) {
 
   def clusterMode: Boolean = proxies.nonEmpty
 
@@ -76,6 +107,10 @@ private[spark] object RpmpConf {
   val ReadRetryWaitKey = "spark.rpmp.reader.retryWait"
   val WriterPathKey = "spark.rpmp.writer.path"
   val SortRunSizeKey = "spark.rpmp.writer.sortRunSize"
+  // Security (docs/security.md). The secret's key contains "secret", so Spark's default
+  // spark.redaction.regex hides its value in the UI and event logs.
+  val AuthSecretKey = "spark.rpmp.auth.secret"
+  val AuthSecretFileKey = "spark.rpmp.auth.secretFile"
   /** Environment variable naming the proxies when neither key is set (as for rpmpctl). */
   val ProxiesEnv = "RPMP_PROXIES"
 
@@ -120,6 +155,7 @@ private[spark] object RpmpConf {
     require(readRetryWaitMs >= 0, s"$ReadRetryWaitKey must be >= 0")
     val sortRun = conf.getSizeAsBytes(SortRunSizeKey, Long.MaxValue.toString)
     require(sortRun > 0, s"$SortRunSizeKey must be positive")
+    val authSecret = readSecret(conf)
     RpmpConf(
       servers = servers,
       provider = conf.get(ProviderKey, "tcp;ofi_rxm"),
@@ -135,7 +171,38 @@ private[spark] object RpmpConf {
       readRetries = readRetries,
       readRetryWaitMs = readRetryWaitMs,
       writerPath = WriterPath.parse(conf.get(WriterPathKey, "auto")),
-      sortRunBytes = sortRun)
+      sortRunBytes = sortRun,
+      authSecret = authSecret)
+  }
+
+  /**
+   * spark.rpmp.auth.secret, or the contents of spark.rpmp.auth.secretFile (read where the
+   * conf is parsed: the driver and each executor; trailing whitespace dropped, as librpmp
+   * does); neither: none (librpmp then reads the file named by env RPMP_SECRET_FILE).
+   */
+  def readSecret(conf: SparkConf): RpmpSecret = {
+    if (conf.contains(AuthSecretKey) && conf.contains(AuthSecretFileKey)) {
+      throw new IllegalArgumentException(s"set either $AuthSecretKey or $AuthSecretFileKey, not both")
+    }
+    val text =
+      if (conf.contains(AuthSecretKey)) conf.get(AuthSecretKey)
+      else if (conf.contains(AuthSecretFileKey)) {
+        val path = conf.get(AuthSecretFileKey)
+        try new String(java.nio.file.Files.readAllBytes(java.nio.file.Paths.get(path)),
+          java.nio.charset.StandardCharsets.UTF_8)
+        catch {
+          case e: java.io.IOException =>
+            throw new IllegalArgumentException(s"$AuthSecretFileKey: cannot read '$path': $e")
+        }
+      } else ""
+    val trimmed = text.replaceAll("\\s+$", "")
+    if (text.nonEmpty && trimmed.length < 16) {
+      throw new IllegalArgumentException(
+        s"${if (conf.contains(AuthSecretKey)) AuthSecretKey else AuthSecretFileKey}: the RPMP " +
+          "cluster secret must be at least 16 bytes")
+    }
+    if (trimmed.isEmpty) RpmpSecret.None
+    else new RpmpSecret(trimmed.getBytes(java.nio.charset.StandardCharsets.UTF_8))
   }
 
   /**

@@ -26,7 +26,7 @@ import org.apache.spark.shuffle._
 import org.apache.spark.shuffle.sort.SortShuffleManager
 
 class RpmpShuffleManager(conf: SparkConf, isDriver: Boolean)
-  extends ShuffleManager with Logging {
+  extends BlockingShuffleManager with Logging {
 
   def this(conf: SparkConf) = this(conf, false)
 
@@ -60,6 +60,7 @@ class RpmpShuffleManager(conf: SparkConf, isDriver: Boolean)
   override def registerShuffle[K, V, C](
       shuffleId: Int,
       dependency: ShuffleDependency[K, V, C]): ShuffleHandle = {
+    RpmpMetrics.register(() => clients.liveBuffers)
     val coords = RpmpShuffleCoordinates(
       appId = appId,
       runId = runId,
@@ -89,6 +90,8 @@ class RpmpShuffleManager(conf: SparkConf, isDriver: Boolean)
         s"(${coords.numMaps} maps, ${coords.numPartitions} partitions)")
       new RpmpShuffleHandle(shuffleId, coords, dependency)
     } catch {
+      // Wrong or missing credentials are a configuration error, never a reason to fall back.
+      case e: RpmpAuthException => throw e
       case NonFatal(e) if rpmpConf.fallback == FallbackPolicy.Sort =>
         logWarning(s"RPMP unreachable for shuffle $shuffleId ($e); " +
           s"${RpmpConf.FallbackKey}=sort: using Spark's sort shuffle for it")
@@ -105,6 +108,7 @@ class RpmpShuffleManager(conf: SparkConf, isDriver: Boolean)
       context: TaskContext,
       metrics: ShuffleWriteMetricsReporter): ShuffleWriter[K, V] = handle match {
     case h: RpmpShuffleHandle[K @unchecked, V @unchecked, _] =>
+      RpmpMetrics.register(() => clients.liveBuffers)
       val sortBased = rpmpConf.writerPath match {
         case WriterPath.Buffers => false
         case WriterPath.Sort | WriterPath.Auto => RpmpSortShuffleWriter.canUse(h.dependency)
@@ -124,6 +128,7 @@ class RpmpShuffleManager(conf: SparkConf, isDriver: Boolean)
       context: TaskContext,
       metrics: ShuffleReadMetricsReporter): ShuffleReader[K, C] = handle match {
     case h: RpmpShuffleHandle[K @unchecked, _, C @unchecked] =>
+      RpmpMetrics.register(() => clients.liveBuffers)
       new RpmpShuffleReader(h, startMapIndex, endMapIndex, startPartition, endPartition,
         context, metrics, clients, rpmpConf)
     case other =>

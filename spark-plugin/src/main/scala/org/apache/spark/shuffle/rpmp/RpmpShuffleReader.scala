@@ -84,9 +84,11 @@ private[spark] class RpmpShuffleReader[K, C](
     // this many partitions, a HighlyCompressedMapStatus (averages) above.
     val exactSizes = dep.partitioner.numPartitions <=
       SparkEnv.get.conf.get(config.SHUFFLE_MIN_NUM_PARTS_TO_HIGHLY_COMPRESS)
+    // AQE's local and skew readers read a map range: the server then lists only its attempts.
+    val mapRange = startMapIndex > 0 || math.min(endMapIndex, coords.numMaps) < coords.numMaps
     val records = new ValidatedRecordIterator(coords, expected, new ChunkLedger(exactSizes),
       clients, conf, SparkEnv.get.serializerManager, dep.serializer.newInstance(), readMetrics,
-      beforeRetry)
+      beforeRetry, listOnlyWanted = mapRange)
     context.addTaskCompletionListener[Unit](_ => records.close())
 
     val metricIter = CompletionIterator[(Any, Any), Iterator[(Any, Any)]](

@@ -70,6 +70,7 @@ private[spark] class RpmpShuffleWriter[K, V, C](
         clients.invalidateOn(server, e)
         throw e
     }
+    RpmpMetrics.appendIssued(future, dataLength)
     pending.enqueue((partition, future))
     nextSeq(partition) += 1
     sawLast(partition) = last

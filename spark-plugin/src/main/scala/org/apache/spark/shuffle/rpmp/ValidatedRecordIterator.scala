@@ -33,7 +33,8 @@ private[spark] class ValidatedRecordIterator(
     serializerManager: SerializerManager,
     serializerInstance: SerializerInstance,
     readMetrics: ShuffleReadMetricsReporter,
-    beforeRetry: Int => Unit = _ => ())
+    beforeRetry: Int => Unit = _ => (),
+    listOnlyWanted: Boolean = false) // a map-range read: the server lists only wanted attempts
   extends Iterator[(Any, Any)] with Logging {
 
   private val notes = mutable.HashMap.empty[(Int, Long), String] // last trouble per output
@@ -50,10 +51,12 @@ private[spark] class ValidatedRecordIterator(
     new RecordFetcher(refs, conf.maxBytesInFlight, conf.callTimeoutMs, clients,
       waitNanos => readMetrics.incFetchWaitTime(waitNanos / 1000000))
 
-  private def fetchFailed(e: ExpectedOutput, why: String, cause: Throwable) =
+  private def fetchFailed(e: ExpectedOutput, why: String, cause: Throwable) = {
+    RpmpMetrics.fetchFailures.inc()
     new FetchFailedException(e.location, coords.shuffleId, e.mapId, e.mapIndex, e.partition,
       s"RPMP shuffle ${coords.shuffleId} partition ${e.partition} map ${e.mapIndex} attempt " +
         s"${e.mapId}: $why", cause)
+  }
 
   private def expectedFor(partition: Int, mapId: Long): ExpectedOutput =
     expected(partition).find(_.mapId == mapId).get
@@ -65,15 +68,22 @@ private[spark] class ValidatedRecordIterator(
       .filter(r => wanted.contains(r.tag) && !ledger.alreadyHave(partition, r))
       .filter(r => seen.add((r.tag, r.length, r.crc))) // one copy when replicas list it twice
       .map(r => RecordToFetch(partition, server, r))
-      .toSeq
+      .toVector // strict: on Scala 2.12 Iterator.toSeq is a lazy Stream (filters run late)
 
-  /** getMeta of `partition` through the default route; None (noted) when it fails. */
-  private def listDefault(partition: Int): Option[Iterable[RecordRef]] = {
+  /**
+   * getMeta of `partition` through the default route (on a map-range read, filtered on the
+   * server to the `wanted` attempts); None (noted) when it fails.
+   */
+  private def listDefault(partition: Int, wanted: Set[Long]): Option[Iterable[RecordRef]] = {
     val server = coords.serverFor(partition)
     try {
       import scala.jdk.CollectionConverters._
-      Some(clients.get(server).getMeta(coords.namespace, coords.partitionKey(partition))
-        .records().asScala)
+      val client = clients.get(server)
+      val key = coords.partitionKey(partition)
+      val meta =
+        if (listOnlyWanted) client.getMetaOfTags(coords.namespace, key, wanted.toArray.sorted)
+        else client.getMeta(coords.namespace, key)
+      Some(meta.records().asScala)
     } catch {
       case e: RpmpNotFoundException =>
         noteAll(partition, s"RPMP has no object for the partition ($e)")
@@ -92,7 +102,7 @@ private[spark] class ValidatedRecordIterator(
     val out = mutable.ArrayBuffer.empty[RecordToFetch]
     for (partition <- expected.keys.toSeq.sorted) {
       val wanted = expected(partition).map(_.mapId).toSet
-      listDefault(partition).foreach { refs =>
+      listDefault(partition, wanted).foreach { refs =>
         out ++= select(partition, coords.serverFor(partition), refs, wanted, mutable.HashSet())
       }
     }
@@ -117,7 +127,8 @@ private[spark] class ValidatedRecordIterator(
         }
       }
       if (nodes.isEmpty) {
-        listDefault(partition).foreach(refs => out ++= select(partition, server, refs, wanted, seen))
+        listDefault(partition, wanted).foreach(refs =>
+          out ++= select(partition, server, refs, wanted, seen))
       } else {
         for (node <- nodes) {
           try {
@@ -140,7 +151,7 @@ private[spark] class ValidatedRecordIterator(
       ledger.problem(e).map { p =>
         (e, notes.get((e.partition, e.mapId)).fold(p)(n => s"$p; last error: $n"))
       }
-    }.toSeq
+    }.toVector // strict, as in select
 
   /** All chunks consumed: done, or another round, or FetchFailed. */
   private def endOfRound(): Boolean = {
@@ -156,6 +167,8 @@ private[spark] class ValidatedRecordIterator(
         "not proven whole)", null)
     }
     round += 1
+    RpmpMetrics.fetchRetries.inc()
+    RpmpMetrics.refetches.inc(missing.size)
     val wait = conf.readRetryWaitMs << math.min(round - 1, 16)
     logWarning(s"RPMP shuffle ${coords.shuffleId}: ${missing.size} map output(s) not whole " +
       s"(e.g. partition ${missing.head._1.partition} map ${missing.head._1.mapId}: " +

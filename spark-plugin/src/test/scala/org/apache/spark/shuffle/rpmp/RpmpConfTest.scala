@@ -125,4 +125,34 @@ class RpmpConfTest {
     assertEquals(1000L, new NamespaceKeeper(2, () => ()).periodMs)
     assertEquals(8 * 3600 * 1000L, new NamespaceKeeper(24 * 3600, () => ()).periodMs)
   }
+  @Test
+  def authSecret(): Unit = {
+    def conf = new SparkConf(false).set(RpmpConf.ServerKey, "h:1")
+    assertTrue(RpmpConf(conf).authSecret.isEmpty)  // none: librpmp reads RPMP_SECRET_FILE
+    val s = RpmpConf(conf.set(RpmpConf.AuthSecretKey, "0123456789abcdef-secret")).authSecret
+    assertArrayEquals("0123456789abcdef-secret".getBytes("UTF-8"), s.value)
+    assertFalse(s.toString.contains("0123"))  // never printed, also not through RpmpConf
+    assertFalse(RpmpConf(conf.set(RpmpConf.AuthSecretKey, "0123456789abcdef-secret")).toString
+      .contains("0123"))
+    val f = java.nio.file.Files.createTempFile("rpmp-secret", "")
+    try {
+      java.nio.file.Files.write(f, "from-a-file-0123456789\n".getBytes("UTF-8"))
+      val fromFile = RpmpConf(conf.set(RpmpConf.AuthSecretFileKey, f.toString)).authSecret
+      assertArrayEquals("from-a-file-0123456789".getBytes("UTF-8"), fromFile.value)
+      val both = assertThrows(classOf[IllegalArgumentException], () =>
+        RpmpConf(conf.set(RpmpConf.AuthSecretKey, "0123456789abcdef-secret")
+          .set(RpmpConf.AuthSecretFileKey, f.toString)))
+      assertTrue(both.getMessage.contains("not both"))
+    } finally java.nio.file.Files.delete(f)
+    val missing = assertThrows(classOf[IllegalArgumentException], () =>
+      RpmpConf(conf.set(RpmpConf.AuthSecretFileKey, "/nonexistent/rpmp.secret")))
+    assertTrue(missing.getMessage.contains(RpmpConf.AuthSecretFileKey))
+    val short = assertThrows(classOf[IllegalArgumentException], () =>
+      RpmpConf(conf.set(RpmpConf.AuthSecretKey, "short")))
+    assertTrue(short.getMessage.contains("at least 16 bytes"))
+    val refused = new RpmpAuthException(
+      new io.rpmp.client.RpmpException(io.rpmp.client.RpmpException.PERMISSION_DENIED, "wrong cluster secret"))
+    assertTrue(refused.getMessage.contains(RpmpConf.AuthSecretKey))
+    assertTrue(refused.getMessage.contains("wrong cluster secret"))
+  }
 }

@@ -64,11 +64,16 @@ class RpmpShuffleReaderTest {
     tracker.registerShuffle(dep.shuffleId, 2, 2)
   }
 
-  /** Chunk bytes (header + serialized records) of one attempt's output for `partition`. */
+  /**
+   * Chunk bytes (header + serialized records) of one attempt's output for `partition`, and
+   * their data bytes. Strict (a List): with Scala 2.12 (Spark 3.5) `grouped(n).toSeq` is a
+   * lazy Stream, whose map would run after `cumulative` was returned (the size registered
+   * in the MapStatus would then count the first chunk only).
+   */
   private def chunks(partition: Int, mapId: Long, batches: Seq[Seq[(Int, String)]])
       : (Seq[Array[Byte]], Long) = {
     var cumulative = 0L
-    val out = batches.zipWithIndex.map { case (batch, seq) =>
+    val out = batches.toList.zipWithIndex.map { case (batch, seq) =>
       val bytes = new ByteArrayOutputStream()
       bytes.write(new Array[Byte](ShuffleChunk.HeaderSize))
       if (batch.nonEmpty) {
@@ -117,11 +122,13 @@ class RpmpShuffleReaderTest {
   private def want(p: Int) = (records(p, 0) ++ records(p, 1)).sortBy(_._2)
 
   /** Reads partition p as a reduce task would; checks that no buffer is left afterwards. */
-  private def read(p: Int, beforeRetry: Int => Unit = _ => ()): Seq[(Int, String)] = {
+  private def read(p: Int, beforeRetry: Int => Unit = _ => (),
+      maps: (Int, Int) = (0, 2)): Seq[(Int, String)] = {
     val context = TaskContext.empty()
     try {
       val reader = new RpmpShuffleReader[Int, String](
-        dep.shuffleHandle.asInstanceOf[RpmpShuffleHandle[Int, _, String]], 0, 2, p, p + 1,
+        dep.shuffleHandle.asInstanceOf[RpmpShuffleHandle[Int, _, String]], maps._1, maps._2,
+        p, p + 1,
         context, context.taskMetrics.createTempShuffleReadMetrics(), clients, rpmpConf,
         tracker, beforeRetry)
       reader.read().map(kv => (kv._1, kv._2)).toSeq.sortBy(_._2)
@@ -142,6 +149,14 @@ class RpmpShuffleReaderTest {
     writeBoth()
     assertEquals(want(0), read(0))
     assertEquals(want(1), read(1))
+  }
+
+  @Test
+  def mapRangeReadsReturnOnlyTheirMaps(): Unit = {
+    writeBoth() // a map-range read (AQE local/skew readers) lists only its attempts' records
+    assertEquals(records(0, 1).sortBy(_._2), read(0, maps = (1, 2)))
+    assertEquals(records(1, 0).sortBy(_._2), read(1, maps = (0, 1)))
+    assertEquals(want(1), read(1, maps = (0, Int.MaxValue)))
   }
 
   @Test

@@ -1,0 +1,102 @@
+#!/usr/bin/env bash
+# The control plane of the default (secured) local cluster seen through the C++
+# clients: deploy/local-cluster.sh (etcd with client-certificate auth, 2 rpmp-proxy
+# with mutual TLS, 3 rpmp-server heartbeating with their node certificates) on random
+# loopback ports, then rpmpctl and rpmp-server as an attacker would use them:
+#   - rpmpctl without RPMP_TLS_DIR, and with a certificate of another CA: refused;
+#   - an rpmp-server restarted on node0's pool with node1's certificate: its
+#     heartbeats are refused (permission denied), node0 stays bound to node0;
+#   - drain, and `ns rm` of another application's namespace, need the admin
+#     certificate (exit 1, permission denied); the owner and the admin succeed.
+# The proxies' own attack tests are in proxy/test/integration/security_test.go.
+# Missing prerequisites fail.
+#
+#   tests/security/control_plane_tls_test.sh BIN_DIR
+set -euo pipefail
+here="$(cd "$(dirname "$0")" && pwd)"
+BIN="$(cd "${1:?usage: $0 BIN_DIR}" && pwd)"
+fail() { echo "FAIL: $*" >&2; exit 1; }
+for tool in etcd openssl curl; do
+  command -v "$tool" >/dev/null || fail "$tool not installed (deploy/install-deps.sh)"
+done
+
+work=$(mktemp -d)
+base=$((20000 + RANDOM % 12700))
+export RPMP_RUN_DIR="$work/cluster" RPMP_BASE_PORT=$base RPMP_BIN_DIR="$BIN" RPMP_POOL_SIZE=128m
+impostor=""
+cleanup() {
+  local rc=$?
+  [ "$rc" -ne 0 ] && tail -n 8 "$RPMP_RUN_DIR"/*.log 2>/dev/null
+  [ -n "$impostor" ] && kill "$impostor" 2>/dev/null && wait "$impostor" 2>/dev/null
+  "$here/../../deploy/local-cluster.sh" stop --wipe >/dev/null 2>&1 || true
+  rm -rf "$work"
+}
+trap cleanup EXIT
+
+"$here/../../deploy/local-cluster.sh" start >"$work/cluster.out" || { cat "$work/cluster.out"; fail "cluster did not start"; }
+val() { sed -n "s/^$1=//p" "$work/cluster.out" | tail -1; }
+RPMP_PROXIES=$(val RPMP_PROXIES) RPMP_SECRET_FILE=$(val RPMP_SECRET_FILE) tls=$(val RPMP_TLS_DIR)
+[ -n "$tls" ] && [ -n "$RPMP_SECRET_FILE" ] || { cat "$work/cluster.out"; fail "status printed no RPMP_TLS_DIR/RPMP_SECRET_FILE"; }
+export RPMP_PROXIES RPMP_SECRET_FILE
+admin="$RPMP_RUN_DIR/tls/admin"
+ctl() { "$BIN/rpmpctl" --proxy "$RPMP_PROXIES" "$@"; }
+
+# expect_refused WHAT PATTERN COMMAND...: COMMAND exits 1 with PATTERN on stderr.
+expect_refused() {
+  local what=$1 pattern=$2 rc=0; shift 2
+  "$@" >"$work/out" 2>"$work/err" || rc=$?
+  [ "$rc" -eq 1 ] || fail "$what: want exit 1, got $rc: $(cat "$work/out" "$work/err")"
+  grep -qE "$pattern" "$work/err" || fail "$what: stderr lacks /$pattern/: $(cat "$work/err")"
+  echo "refused as expected ($what): $(head -c 300 "$work/err")"
+}
+
+echo "== gRPC without TLS, and with a certificate from another CA"
+expect_refused "rpmpctl without RPMP_TLS_DIR" "RPMP_TLS_DIR" env -u RPMP_TLS_DIR "$BIN/rpmpctl" --proxy "$RPMP_PROXIES" nodes
+"$here/../../deploy/make-certs.sh" "$work/other-ca" --nodes node0 >/dev/null
+mkdir -p "$work/wrong"
+cp "$tls/ca.crt" "$work/wrong/ca.crt"                      # trusts the real proxies...
+cp "$work/other-ca/admin/client.crt" "$work/other-ca/admin/client.key" "$work/wrong/"  # ...as another CA's "admin"
+expect_refused "rpmpctl with another CA's admin certificate" "unavailable" env RPMP_TLS_DIR="$work/wrong" "$BIN/rpmpctl" --proxy "$RPMP_PROXIES" nodes
+RPMP_TLS_DIR="$tls" ctl nodes >/dev/null || fail "the cluster's own client certificate was refused"
+
+echo "== a server heartbeating with another node's certificate"
+export RPMP_TLS_DIR="$tls"
+node0=$(ctl nodes | awk -v ep="127.0.0.1:$((base + 20))" '$2 == ep {print $1}')
+[ -n "$node0" ] || fail "server0 not in the node map: $(ctl nodes)"
+kill -TERM "$(cat "$RPMP_RUN_DIR/server0.pid")"
+while kill -0 "$(cat "$RPMP_RUN_DIR/server0.pid")" 2>/dev/null; do sleep 0.1; done
+"$BIN/rpmp-server" --listen "127.0.0.1:$((base + 20))" --pool "/dev/shm/rpmp-cluster-$base-0.pool:128m" \
+  --proxy "$RPMP_PROXIES" --auth-secret-file "$RPMP_SECRET_FILE" --tls-ca "$RPMP_RUN_DIR/tls/ca.crt" \
+  --tls-cert "$RPMP_RUN_DIR/tls/node1.crt" --tls-key "$RPMP_RUN_DIR/tls/node1.key" >"$work/impostor.log" 2>&1 &
+impostor=$!
+deadline=$((SECONDS + 30))
+until grep -q "heartbeat failed.*permission denied.*registered to certificate \"node0\"" "$work/impostor.log"; do
+  [ $SECONDS -lt $deadline ] || { cat "$work/impostor.log"; fail "the impostor's heartbeat was not refused"; }
+  kill -0 "$impostor" 2>/dev/null || { cat "$work/impostor.log"; fail "the impostor server exited"; }
+  sleep 0.1
+done
+echo "refused as expected: $(grep -m1 'permission denied' "$work/impostor.log")"
+kill -TERM "$impostor"; wait "$impostor" 2>/dev/null || true; impostor=""
+"$here/../../deploy/local-cluster.sh" start >/dev/null || fail "server0 did not come back with its own certificate"
+
+echo "== drain and deleting another application's namespace need the admin certificate"
+ctl ns create app/a --replicas 2 >/dev/null || fail "ns create with the client certificate"
+echo hello | ctl put app/a k - || fail "put with the client certificate"
+expect_refused "drain as an application" "permission denied.*admin" ctl drain "$node0"
+RPMP_TLS_DIR="$admin" ctl drain "$node0" >/dev/null || fail "drain as admin"
+RPMP_TLS_DIR="$admin" ctl drain "$node0" --cancel >/dev/null || fail "undrain as admin"
+# Another application: a certificate of the cluster CA with another CN.
+mkdir -p "$work/app2"
+cp "$tls/ca.crt" "$work/app2/"
+openssl req -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -subj "/CN=app2" \
+  -keyout "$work/app2/client.key" -out "$work/app2.csr" 2>/dev/null
+printf 'extendedKeyUsage=clientAuth\n' >"$work/app2.ext"
+openssl x509 -req -in "$work/app2.csr" -CA "$RPMP_RUN_DIR/tls/ca.crt" -CAkey "$RPMP_RUN_DIR/tls/ca.key" \
+  -CAcreateserial -days 1 -extfile "$work/app2.ext" -out "$work/app2/client.crt" 2>/dev/null
+RPMP_TLS_DIR="$work/app2" ctl ns show app/a >/dev/null || fail "another application cannot read the placement"
+expect_refused "ns rm of another application's namespace" "permission denied.*belongs to \"rpmp-client\"" \
+  env RPMP_TLS_DIR="$work/app2" "$BIN/rpmpctl" --proxy "$RPMP_PROXIES" ns rm app/a
+[ "$(ctl get app/a k -)" = hello ] || fail "the refused delete changed the namespace"
+RPMP_TLS_DIR="$admin" ctl ns rm app/a >/dev/null || fail "ns rm as admin"
+ctl ns create app/b --replicas 1 >/dev/null && ctl ns rm app/b >/dev/null || fail "the owner's ns rm"
+echo "PASS"
