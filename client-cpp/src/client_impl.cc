@@ -93,7 +93,7 @@ Status ClientImpl::Call(wire::Request& req, std::shared_ptr<CallResult>* out, Re
         result->inline_copy.assign(r.inline_data.data(), r.inline_data.size());
         result->resp.inline_data = result->inline_copy;
         done->set_value();
-      }, keepalive);
+      }, keepalive, &polling);
       Await(f, &polling);
     }
     bool again = !result->status.ok() &&
@@ -260,6 +260,7 @@ Status ClientImpl::ReadRecord(const RecordRef& r, Buffer* dst, size_t dst_offset
   std::promise<Status> p;
   std::future<Status> f = p.get_future();
   Connection::PollingScope polling(conn_.get(), options_.poll_for.count() > 0);
+  polling.Begin();  // a one-sided read takes no call slot: nothing to wait for first
   ReadRecordAsync(r, dst, dst_offset, [&p](Status st) { p.set_value(st); });
   Await(f, &polling);
   return f.get();

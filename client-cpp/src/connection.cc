@@ -141,12 +141,14 @@ Connection::Call* Connection::AcquireCall(ResponseFn* done, std::shared_ptr<void
   return c;
 }
 
-bool Connection::Submit(wire::Request& req, ResponseFn done, std::shared_ptr<void> keepalive) {
+bool Connection::Submit(wire::Request& req, ResponseFn done, std::shared_ptr<void> keepalive,
+                        PollingScope* polling) {
   Call* c = AcquireCall(&done, &keepalive);
   if (c == nullptr) {
     done(Status::DeadlineExceeded("too many requests in flight to " + server_), wire::Response());
     return false;
   }
+  if (polling != nullptr) polling->Begin();
   req.h.request_id = (static_cast<uint64_t>(c->gen) << 32) | c->index;
   req.h.session = session_.load();
   req.h.session_tag = session_tag_.load();
@@ -253,9 +255,10 @@ void Connection::ProgressLoop() {
 }
 
 void Connection::PollingScope::End() {
-  if (c_ == nullptr) return;
+  if (c_ == nullptr || !begun_) return;
   Connection* c = c_;
   c_ = nullptr;
+  begun_ = false;
   bool work;
   {
     std::lock_guard<std::mutex> lock(c->mu_);  // no lost wake-up: the progress thread checks under mu_

@@ -32,13 +32,17 @@ class Connection {
                                                     const ClientOptions& options);
   ~Connection();
 
+  class PollingScope;  // below
+
   // Sends `req` (its header's op/flags set by the caller; ids filled in here).
   // `keepalive` is held until the server can no longer touch the request's buffers:
   // released before `done` when the call ends with a response, else (timeout, server
   // gone) kept in a quarantine for the connection's life. Returns false when the
   // request provably never left this client (no free slot, encoding or local send
   // failure; `done` has then been called already), true when it may have been sent.
-  bool Submit(wire::Request& req, ResponseFn done, std::shared_ptr<void> keepalive = nullptr);
+  // `polling`, when given, begins once the request holds a call slot.
+  bool Submit(wire::Request& req, ResponseFn done, std::shared_ptr<void> keepalive = nullptr,
+              PollingScope* polling = nullptr);
   // One-sided RMA read of the server's memory into `dst` (registered in `region`).
   // `done` gets DeadlineExceeded when the read has not completed within the timeout;
   // `keepalive` is then kept for the connection's life (the read may still land).
@@ -55,19 +59,26 @@ class Connection {
   // the progress thread does the same). Returns how many it handled.
   int PollOnce();
   // A caller about to poll for its own reply (ClientOptions::poll_for) holds a
-  // PollingScope from before its submission until it stops polling: while any caller
-  // polls, the progress thread stays off the completion queue and Submit does not wake
-  // it, so a request costs no thread wake-up on this side. End() (or the destructor)
-  // hands the queue back to the progress thread.
+  // PollingScope: from Begin() until it stops polling, the progress thread stays off
+  // the completion queue and Submit does not wake it, so a request costs no thread
+  // wake-up on this side. Submit(..., scope) begins it once the request holds a call
+  // slot, never before: a caller blocked waiting for a slot does not poll, and holding
+  // the queue then would leave the calls that must free a slot without anyone to
+  // complete them. End() (or the destructor) hands the queue back.
   class PollingScope {
    public:
-    PollingScope(Connection* c, bool on) : c_(on ? c : nullptr) { if (c_) c_->pollers_.fetch_add(1); }
+    PollingScope(Connection* c, bool on) : c_(on ? c : nullptr) {}
     ~PollingScope() { End(); }
     PollingScope(const PollingScope&) = delete;
     PollingScope& operator=(const PollingScope&) = delete;
+    void Begin() {
+      if (c_ != nullptr && !begun_) c_->pollers_.fetch_add(1);
+      begun_ = c_ != nullptr;
+    }
     void End();
    private:
     Connection* c_;
+    bool begun_ = false;
   };
   uint64_t node_id() const { return node_id_; }
   size_t max_inline() const { return max_inline_; }
