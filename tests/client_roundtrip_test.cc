@@ -4,6 +4,7 @@
 #include <catch2/catch.hpp>
 #include <atomic>
 #include <cstring>
+#include <functional>
 #include <random>
 #include <thread>
 
@@ -25,6 +26,20 @@ std::string Pattern(size_t n, uint64_t seed) {
     std::memcpy(&s[i], &v, std::min<size_t>(8, n - i));
   }
   return s;
+}
+
+// Registered buffers of the client, buffer i holding `contents(i)` (for async writes).
+std::vector<Buffer> FilledBuffers(Client* c, int n, const std::function<std::string(int)>& contents) {
+  std::vector<Buffer> bufs;
+  for (int i = 0; i < n; i++) {
+    std::string v = contents(i);
+    StatusOr<Buffer> b = c->AllocBuffer(v.size());
+    REQUIRE(b.ok());
+    std::memcpy(b->data(), v.data(), v.size());
+    b->set_size(v.size());
+    bufs.push_back(std::move(*b));
+  }
+  return bufs;
 }
 
 std::unique_ptr<Client> ConnectTo(const ServerProcess& s) {
@@ -237,15 +252,7 @@ TEST_CASE("a polling caller hands the queue back: asynchronous calls beside it a
   auto conn = Client::Connect(server.address(), o);
   REQUIRE(conn.ok());
   Client* c = conn->get();
-  std::vector<Buffer> bufs;
-  for (int i = 0; i < 100; i++) {
-    StatusOr<Buffer> b = c->AllocBuffer(8192);
-    REQUIRE(b.ok());
-    std::string v = Pattern(8192, 500 + i);
-    std::memcpy(b->data(), v.data(), v.size());
-    b->set_size(v.size());
-    bufs.push_back(std::move(*b));
-  }
+  std::vector<Buffer> bufs = FilledBuffers(c, 100, [](int i) { return Pattern(8192, 500 + i); });
   std::vector<std::future<Status>> async;
   std::atomic<int> sync_failures{0};
   std::thread polled([&] {
@@ -287,14 +294,7 @@ TEST_CASE("a polling caller waiting for a call slot leaves the queue to the prog
   auto conn = Client::Connect(server.address(), o);
   REQUIRE(conn.ok());
   Client* c = conn->get();
-  std::vector<Buffer> bufs;
-  for (int i = 0; i < 2; i++) {
-    StatusOr<Buffer> b = c->AllocBuffer(65536);
-    REQUIRE(b.ok());
-    std::memset(b->data(), 'a' + i, 65536);
-    b->set_size(65536);
-    bufs.push_back(std::move(*b));
-  }
+  std::vector<Buffer> bufs = FilledBuffers(c, 2, [](int i) { return std::string(65536, 'a' + i); });
   const auto start = std::chrono::steady_clock::now();
   for (int round = 0; round < 20; round++) {
     std::vector<std::future<Status>> async;
