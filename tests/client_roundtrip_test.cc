@@ -4,6 +4,7 @@
 #include <catch2/catch.hpp>
 #include <atomic>
 #include <cstring>
+#include <fstream>
 #include <functional>
 #include <random>
 #include <thread>
@@ -310,6 +311,38 @@ TEST_CASE("a polling caller waiting for a call slot leaves the queue to the prog
   CHECK(std::chrono::steady_clock::now() - start < std::chrono::seconds(5));
   CHECK(*c->Get("slots", "s19") == Pattern(4096, 19));
   CHECK(*c->Get("slots", "a39") == std::string(65536, 'b'));
+}
+
+TEST_CASE("a client keeps to the in-flight limit its server advertises, however many calls it may hold") {
+  // The server takes 4 requests per client (it drops frames past twice that without a
+  // reply); the client could hold 64. 100 asynchronous puts at once must all complete.
+  std::string config = testing::TempPath("inflight.yaml");
+  {
+    std::ofstream f(config);
+    f << "max_inflight_per_client: 4\n";
+  }
+  ServerProcess server("256m", {"--config", config});
+  REQUIRE(server.Start());
+  ClientOptions o;
+  o.timeout = std::chrono::seconds(5);  // a dropped frame shows as a timeout
+  auto conn = Client::Connect(server.address(), o);
+  REQUIRE(conn.ok());
+  Client* c = conn->get();
+  // 256 KiB each: the server's reads of the payloads take long enough for requests to
+  // pile up past its limit if the client sent them all.
+  std::vector<Buffer> bufs = FilledBuffers(c, 100, [](int i) { return Pattern(256 << 10, 900 + i); });
+  std::vector<std::future<Status>> async;
+  for (int i = 0; i < 100; i++) async.push_back(c->PutFuture("window", "k" + std::to_string(i), bufs[i]));
+  int failures = 0;
+  for (int i = 0; i < 100; i++) {
+    Status st = async[i].get();
+    INFO("put " << i << ": " << st.ToString());
+    CHECK(st.ok());
+    if (!st.ok()) failures++;
+  }
+  CHECK(failures == 0);
+  CHECK(*c->Get("window", "k99") == Pattern(256 << 10, 999));
+  std::remove(config.c_str());
 }
 
 TEST_CASE("a bad RPMP_CLIENT_POLL_US is refused with a message naming it") {

@@ -93,6 +93,7 @@ Status Connection::Setup() {
   RPMP_ASSIGN_OR_RETURN(peer_, fabric_->InsertPeer(hp.host, hp.port));
   pool_ = std::make_unique<BufferPool>(fabric_.get(), options_.buffer_cache_bytes);
   size_t ncalls = options_.max_inflight == 0 ? 1 : options_.max_inflight;
+  window_ = ncalls;
   size_t nrecv = ncalls + 8;
   frame_memory_.resize((ncalls + nrecv) * wire::kMaxFrame);
   RPMP_ASSIGN_OR_RETURN(frame_mr_, fabric_->Register(frame_memory_.data(), frame_memory_.size()));
@@ -128,7 +129,7 @@ Connection::~Connection() {
 
 Connection::Call* Connection::AcquireCall(ResponseFn* done, std::shared_ptr<void>* keepalive) {
   std::unique_lock<std::mutex> lock(mu_);
-  if (!free_cv_.wait_for(lock, options_.timeout, [this] { return !free_calls_.empty(); }))
+  if (!free_cv_.wait_for(lock, options_.timeout, [this] { return !free_calls_.empty() && active_ < window_; }))
     return nullptr;
   Call* c = free_calls_.back();
   free_calls_.pop_back();

@@ -134,6 +134,9 @@ class Connection {
   std::condition_variable free_cv_, work_cv_;
   std::vector<Call*> free_calls_;
   size_t active_ = 0;
+  // Calls that may be in flight at once: the call table's size, or less when the
+  // server advertised a lower max_inflight at HELLO (it drops frames past its limit).
+  size_t window_ = 0;
   std::atomic<int> reads_in_flight_{0};
   std::atomic<int> pollers_{0};  // callers polling the queue themselves (PollingScope)
   std::vector<std::shared_ptr<void>> quarantine_;  // buffers of timed-out calls

@@ -2,6 +2,7 @@
 // docs/security.md when a secret is configured (ClientOptions::secret or the file
 // named by $RPMP_SECRET_FILE). The secret never crosses the wire; the server proves
 // it knows the secret too before the client trusts the session.
+#include <algorithm>
 #include <future>
 
 #include "client-cpp/src/connection.h"
@@ -63,6 +64,11 @@ Status Connection::Hello() {
   session_tag_.store(r.h.session_tag);
   node_id_ = r.node_id;
   max_inline_ = r.max_inline;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    window_ = r.max_inflight == 0 ? calls_.size() : std::min<size_t>(calls_.size(), r.max_inflight);
+  }
+  free_cv_.notify_all();
   needs_hello_.store(false);
   return Status::Ok();
 }

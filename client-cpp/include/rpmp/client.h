@@ -31,7 +31,8 @@ struct ClientOptions {
   std::chrono::milliseconds timeout{30000};
   std::string name = "rpmp-client";       // shows in server logs
   size_t buffer_cache_bytes = 256u << 20; // registered memory kept for reuse
-  uint32_t max_inflight = 64;             // requests in flight on this connection
+  uint32_t max_inflight = 64;             // requests in flight on this connection (at most
+                                          // what the server advertises at HELLO)
   bool verify_checksums = true;           // check CRC-32C of every record Get returns
   // The cluster secret for HELLO's challenge-response (docs/security.md). Empty: read
   // the file named by $RPMP_SECRET_FILE, if set. Never put it on a command line.
