@@ -2,6 +2,7 @@
 #include "server/config.h"
 
 #include <catch2/catch.hpp>
+#include <cstdio>
 #include <fstream>
 #include <vector>
 
@@ -18,9 +19,19 @@ StatusOr<ServerConfig> Load(std::vector<std::string> args) {
   return LoadServerConfig(static_cast<int>(argv.size()), argv.data());
 }
 
+// The files WriteFile made, removed when the test program exits.
+struct WrittenFiles {
+  std::vector<std::string> paths;
+  ~WrittenFiles() {
+    for (const std::string& p : paths) std::remove(p.c_str());
+  }
+};
+
 std::string WriteFile(const std::string& text) {
+  static WrittenFiles written;
   std::string path = testing::TempPath("config.yaml");
   std::ofstream(path) << text;
+  written.paths.push_back(path);
   return path;
 }
 
