@@ -43,6 +43,18 @@ std::vector<Buffer> FilledBuffers(Client* c, int n, const std::function<std::str
   return bufs;
 }
 
+// Waits for every call; CHECKs each (naming it) and returns how many failed.
+int AwaitAll(std::vector<std::future<Status>>& calls, const std::string& what) {
+  int failed = 0;
+  for (size_t i = 0; i < calls.size(); i++) {
+    Status st = calls[i].get();
+    INFO(what << " " << i << ": " << st.ToString());
+    CHECK(st.ok());
+    if (!st.ok()) failed++;
+  }
+  return failed;
+}
+
 std::unique_ptr<Client> ConnectTo(const ServerProcess& s) {
   ClientOptions o;
   o.timeout = std::chrono::seconds(20);
@@ -267,13 +279,7 @@ TEST_CASE("a polling caller hands the queue back: asynchronous calls beside it a
   for (int i = 0; i < 100; i++) async.push_back(c->PutFuture("handback", "a" + std::to_string(i), bufs[i]));
   polled.join();
   CHECK(sync_failures.load() == 0);
-  int async_failures = 0;
-  for (int i = 0; i < 100; i++) {
-    Status st = async[i].get();
-    INFO("async put " << i << ": " << st.ToString());
-    CHECK(st.ok());
-    if (!st.ok()) async_failures++;
-  }
+  int async_failures = AwaitAll(async, "async put");
   if (async_failures > 0) FAIL_CHECK("server log:\n" << server.Log());  // why, if they failed
   for (int i = 0; i < 100; i += 33) {
     StatusOr<std::string> g = c->Get("handback", "a" + std::to_string(i));
@@ -333,14 +339,7 @@ TEST_CASE("a client keeps to the in-flight limit its server advertises, however 
   std::vector<Buffer> bufs = FilledBuffers(c, 100, [](int i) { return Pattern(256 << 10, 900 + i); });
   std::vector<std::future<Status>> async;
   for (int i = 0; i < 100; i++) async.push_back(c->PutFuture("window", "k" + std::to_string(i), bufs[i]));
-  int failures = 0;
-  for (int i = 0; i < 100; i++) {
-    Status st = async[i].get();
-    INFO("put " << i << ": " << st.ToString());
-    CHECK(st.ok());
-    if (!st.ok()) failures++;
-  }
-  CHECK(failures == 0);
+  CHECK(AwaitAll(async, "put") == 0);
   CHECK(*c->Get("window", "k99") == Pattern(256 << 10, 999));
   std::remove(config.c_str());
 }

@@ -480,6 +480,16 @@ TEST_CASE("attack: a forged reply (right request id and tag, another address) is
   unsetenv("RPMP_SECRET_FILE");
   FakeServer server;
   constexpr uint64_t kTag = 0x1234567890ull;
+  // A reply in session 7 (tag kTag) to request `id`: what the server, the forger and the
+  // wrong-tag sender below all start from.
+  auto reply = [](wire::Op op, uint64_t id) {
+    wire::Response r;
+    r.h.op = op;
+    r.h.request_id = id;
+    r.h.session = 7;
+    r.h.session_tag = kTag;
+    return r;
+  };
   std::promise<StatusOr<ServerStats>> result;
   std::unique_ptr<Client> client;
   std::thread caller([&] {
@@ -499,11 +509,7 @@ TEST_CASE("attack: a forged reply (right request id and tag, another address) is
   REQUIRE(hello.h.op == wire::Op::kHello);
   server.client_address = std::string(hello.fabric_address);
   server.client = *server.fabric->InsertPeer(server.client_address);
-  wire::Response r;
-  r.h.op = wire::Op::kHello;
-  r.h.request_id = hello.h.request_id;
-  r.h.session = 7;
-  r.h.session_tag = kTag;
+  wire::Response r = reply(wire::Op::kHello, hello.h.request_id);
   r.session = 7;
   r.node_id = 42;
   r.max_inline = 4096;
@@ -517,11 +523,7 @@ TEST_CASE("attack: a forged reply (right request id and tag, another address) is
   // The forger knows everything but cannot send from the server's address.
   RawPeer forger(server.address());
   PeerAddr victim = *forger.fabric->InsertPeer(server.client_address);
-  wire::Response forged;
-  forged.h.op = wire::Op::kStat;
-  forged.h.request_id = stat.h.request_id;
-  forged.h.session = 7;
-  forged.h.session_tag = kTag;
+  wire::Response forged = reply(wire::Op::kStat, stat.h.request_id);
   forged.node_id = 666;
   forged.namespaces = 666;
   size_t len = wire::EncodeResponse(forged, forger.mem.data(), wire::kMaxFrame);
@@ -542,11 +544,7 @@ TEST_CASE("attack: a forged reply (right request id and tag, another address) is
   // The forged frames reached the client before the real reply: it must still get 7.
   auto fut = result.get_future();
   CHECK(fut.wait_for(std::chrono::milliseconds(500)) == std::future_status::timeout);
-  wire::Response real;
-  real.h.op = wire::Op::kStat;
-  real.h.request_id = stat.h.request_id;
-  real.h.session = 7;
-  real.h.session_tag = kTag;
+  wire::Response real = reply(wire::Op::kStat, stat.h.request_id);
   real.node_id = 42;
   real.namespaces = 7;
   server.Send(real);
