@@ -35,7 +35,7 @@ Status Fabric::PostOrDefer(const Deferred& d) {
   d.ctx->kind = d.kind;
   {
     std::lock_guard<std::mutex> lock(mu_);
-    if (!deferred_.empty() && deferred_per_peer_.count(d.peer) != 0) {
+    if (deferred_per_peer_.count(d.peer) != 0) {  // behind what waits for the same peer
       deferred_.push_back(d);
       deferred_per_peer_[d.peer]++;
       return Status::Ok();

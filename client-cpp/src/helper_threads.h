@@ -27,8 +27,9 @@ class HelperThreads {
       std::lock_guard<std::mutex> lock(mu_);
       running_++;
     }
-    std::thread([this, fn = std::move(fn)] {
+    std::thread([this, fn = std::move(fn)]() mutable {
       fn();
+      fn = nullptr;  // its captures (callbacks, buffers) go while their client still exists
       std::lock_guard<std::mutex> lock(mu_);  // under the lock: *this may go once it is 0
       if (--running_ == 0) idle_.notify_all();
     }).detach();
