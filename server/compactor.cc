@@ -4,6 +4,7 @@
 #include <algorithm>
 
 #include "common/log.h"
+#include "common/thread_name.h"
 
 namespace rpmp {
 namespace {
@@ -26,7 +27,10 @@ Compactor::~Compactor() { Stop(); }
 
 void Compactor::Start() {
   if (settings_.threshold <= 0 || settings_.rate == 0 || thread_.joinable()) return;
-  thread_ = std::thread([this] { Loop(); });
+  thread_ = std::thread([this] {
+    NameThisThread("rpmp-compact");
+    Loop();
+  });
 }
 
 void Compactor::Stop() {

@@ -8,6 +8,7 @@
 #include "common/auth.h"
 #include "common/config_util.h"
 #include "common/log.h"
+#include "common/thread_name.h"
 #include "server/slot.h"
 
 namespace rpmp {
@@ -27,9 +28,15 @@ StatusOr<std::unique_ptr<Server>> Server::Start(const ServerConfig& config, Stor
   cs.grace = config.compaction_grace;
   s->compactor_ = std::make_unique<Compactor>(store, cs);
   if (metrics != nullptr) s->RegisterMetrics();
-  s->progress_ = std::thread([p = s.get()] { p->ProgressLoop(); });
+  s->progress_ = std::thread([p = s.get()] {
+    NameThisThread("rpmp-progress");
+    p->ProgressLoop();
+  });
   for (uint32_t i = 0; i < config.commit_threads; i++)
-    s->committers_.emplace_back([p = s.get()] { p->CommitLoop(); });
+    s->committers_.emplace_back([p = s.get()] {
+      NameThisThread("rpmp-commit");
+      p->CommitLoop();
+    });
   s->compactor_->Start();
   return s;
 }

@@ -10,6 +10,7 @@
 #include <future>
 
 #include "common/log.h"
+#include "common/thread_name.h"
 #include "transport/peer_probe.h"
 
 namespace rpmp {
@@ -72,7 +73,10 @@ StatusOr<std::unique_ptr<Connection>> Connection::Open(const std::string& server
   RPMP_RETURN_IF_ERROR(c->Setup());
   if (c->PeerIsGone())  // fail at once: the provider would only time out
     return Status::Unavailable("cannot reach rpmp-server at " + server + ": connection refused");
-  c->progress_ = std::thread([p = c.get()] { p->ProgressLoop(); });
+  c->progress_ = std::thread([p = c.get()] {
+    NameThisThread("rpmp-progress");
+    p->ProgressLoop();
+  });
   Status st = c->Hello();
   if (!st.ok()) return st.Annotate("cannot reach rpmp-server at " + server);
   return c;

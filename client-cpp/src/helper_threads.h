@@ -10,6 +10,8 @@
 #include <mutex>
 #include <thread>
 
+#include "common/thread_name.h"
+
 namespace rpmp {
 
 class HelperThreads {
@@ -28,6 +30,7 @@ class HelperThreads {
       running_++;
     }
     std::thread([this, fn = std::move(fn)]() mutable {
+      NameThisThread("rpmp-helper");
       fn();
       fn = nullptr;  // its captures (callbacks, buffers) go while their client still exists
       std::lock_guard<std::mutex> lock(mu_);  // under the lock: *this may go once it is 0

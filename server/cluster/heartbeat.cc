@@ -2,6 +2,7 @@
 #include "server/cluster/heartbeat.h"
 
 #include "common/log.h"
+#include "common/thread_name.h"
 
 namespace rpmp {
 
@@ -12,7 +13,12 @@ ClusterAgent::ClusterAgent(Store* store, ProxyClient* proxy, Replicator* replica
 
 ClusterAgent::~ClusterAgent() { Stop(); }
 
-void ClusterAgent::Start() { thread_ = std::thread([this] { Loop(); }); }
+void ClusterAgent::Start() {
+  thread_ = std::thread([this] {
+    NameThisThread("rpmp-heartbeat");
+    Loop();
+  });
+}
 
 void ClusterAgent::Stop() {
   {

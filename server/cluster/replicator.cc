@@ -5,6 +5,7 @@
 #include <functional>
 
 #include "common/log.h"
+#include "common/thread_name.h"
 #include "proto/placement.h"
 #include "server/server_metrics.h"
 
@@ -20,9 +21,15 @@ void Replicator::Start() {
   for (uint32_t i = 0; i < n; i++) {
     workers_.push_back(std::make_unique<Worker>());
     Worker* w = workers_.back().get();
-    w->thread = std::thread([this, w] { WorkerLoop(w); });
+    w->thread = std::thread([this, w] {
+      NameThisThread("rpmp-replicate");
+      WorkerLoop(w);
+    });
   }
-  scanner_ = std::thread([this] { ScanLoop(); });
+  scanner_ = std::thread([this] {
+    NameThisThread("rpmp-repl-scan");
+    ScanLoop();
+  });
 }
 
 void Replicator::Stop() {

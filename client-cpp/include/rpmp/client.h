@@ -166,6 +166,20 @@ class Client {
 
   // Registered memory of at least `size` bytes (size() set to 0).
   virtual StatusOr<Buffer> AllocBuffer(size_t size) = 0;
+  // The same, for puts and appends to namespace `ns`. A cluster client keeps one
+  // connection per server, and memory is registered with one of them: this memory
+  // belongs to the connection of ns's primary, so writing it there moves no extra copy
+  // (memory of another connection is copied once). Server-direct: AllocBuffer.
+  virtual StatusOr<Buffer> AllocBufferForWrite(const std::string& ns, size_t size) {
+    (void)ns;
+    return AllocBuffer(size);
+  }
+  // The same, for a one-sided read of r (memory of the connection to r's node, when the
+  // cluster client has one already). Server-direct: AllocBuffer.
+  virtual StatusOr<Buffer> AllocBufferForRead(const RecordRef& r, size_t size) {
+    (void)r;
+    return AllocBuffer(size);
+  }
 
   // --- key-value: blocking forms -------------------------------------------------
   // Replaces (ns, key) with one record.

@@ -50,6 +50,15 @@ struct NamespaceInfo {
   bool degraded = false;
 };
 
+// What a cluster client did that costs more than the call itself (ClusterControl::Counters).
+struct ClusterCounters {
+  uint64_t server_connections = 0;  // connections to rpmp-servers opened (each: an endpoint
+                                    // with its buffer pools, a HELLO, a session)
+  uint64_t staged_copies = 0;       // writes and reads of Buffers registered with another
+                                    // server's connection, moved through one extra copy
+  uint64_t staged_bytes = 0;        // the bytes of those copies
+};
+
 // Cluster-only calls of a Client made by ConnectCluster.
 class ClusterControl {
  public:
@@ -66,6 +75,7 @@ class ClusterControl {
   // RecordRef::node_id is set to node_id.
   virtual StatusOr<ObjectMeta> GetMetaOnNode(const std::string& ns, const std::string& key,
                                              uint64_t node_id) = 0;
+  virtual ClusterCounters Counters() const = 0;
 };
 
 // The cluster side of a Client from ConnectCluster; nullptr for a server-direct one.

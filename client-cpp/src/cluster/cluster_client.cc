@@ -62,17 +62,32 @@ void ClusterClient::Invalidate(const std::string& ns) {
 StatusOr<Client*> ClusterClient::ServerAt(const std::string& endpoint, uint64_t node_id) {
   Client* c = nullptr;
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    // One connection attempt per endpoint at a time: a caller that finds another thread
+    // connecting waits for its outcome instead of opening (and throwing away) its own.
+    std::unique_lock<std::mutex> lock(mu_);
+    connect_cv_.wait(lock, [&] { return connecting_.count(endpoint) == 0; });
     auto it = servers_.find(endpoint);
-    if (it != servers_.end()) c = it->second.get();
+    if (it != servers_.end()) {
+      c = it->second.get();
+    } else {
+      connecting_.insert(endpoint);
+    }
   }
   if (c == nullptr) {
     StatusOr<std::unique_ptr<Client>> fresh = Client::Connect(endpoint, options_.client);
-    if (!fresh.ok()) return fresh.status();
-    std::lock_guard<std::mutex> lock(mu_);
-    std::unique_ptr<Client>& slot = servers_[endpoint];
-    if (!slot) slot = std::move(fresh).value();  // else another thread won the race
-    c = slot.get();
+    Status st = fresh.status();
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      connecting_.erase(endpoint);
+      if (fresh.ok()) {
+        counters_.server_connections++;
+        std::unique_ptr<Client>& slot = servers_[endpoint];
+        slot = std::move(fresh).value();
+        c = slot.get();
+      }
+    }
+    connect_cv_.notify_all();
+    if (!st.ok()) return st;
   }
   if (node_id != 0 && c->NodeId() != node_id)
     return Status::Unavailable("server at " + endpoint + " is not node " + std::to_string(node_id));
@@ -206,6 +221,7 @@ Status ClusterClient::ReadRecord(const RecordRef& r, Buffer* dst, size_t dst_off
     RPMP_ASSIGN_OR_RETURN(Buffer tmp, c->AllocBuffer(r.length));
     RPMP_RETURN_IF_ERROR(c->ReadRecord(r, &tmp, 0));
     if (dst->capacity() < dst_offset + r.length) return Status::OutOfRange("destination buffer too small");
+    CountStagedCopy(r.length);
     std::memcpy(dst->data() + dst_offset, tmp.data(), r.length);
     return Status::Ok();
   }

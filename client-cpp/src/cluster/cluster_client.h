@@ -14,6 +14,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <set>
 #include <thread>
 #include <vector>
 
@@ -30,6 +31,8 @@ class ClusterClient : public Client, public ClusterControl {
   ~ClusterClient() override;
 
   StatusOr<Buffer> AllocBuffer(size_t size) override;
+  StatusOr<Buffer> AllocBufferForWrite(const std::string& ns, size_t size) override;
+  StatusOr<Buffer> AllocBufferForRead(const RecordRef& r, size_t size) override;
   Status Put(const std::string& ns, const std::string& key, const void* data, size_t len,
              uint64_t tag) override;
   Status Append(const std::string& ns, const std::string& key, const void* data, size_t len,
@@ -68,6 +71,7 @@ class ClusterClient : public Client, public ClusterControl {
   StatusOr<ObjectMeta> GetMetaOnNode(const std::string& ns, const std::string& key,
                                      uint64_t node_id) override;
 
+  ClusterCounters Counters() const override;
   // Checks that some proxy answers (used by ConnectCluster).
   Status Probe();
 
@@ -84,6 +88,10 @@ class ClusterClient : public Client, public ClusterControl {
   StatusOr<Client*> ServerAt(const std::string& endpoint, uint64_t node_id);
   StatusOr<Client*> ServerOfNode(uint64_t node_id);
   StatusOr<Client*> AnyServer();  // for AllocBuffer
+  // Memory of c's connection, remembered as c's (Owns).
+  StatusOr<Buffer> AllocFrom(Client* c, size_t size);
+  // Counts one extra copy of `bytes` (memory of another connection).
+  void CountStagedCopy(size_t bytes);
   void RunAsync(std::function<void()> job);
   void ExecutorLoop();
   // Asynchronous forms (cluster_client_misc.cc): the connected server-direct client of a
@@ -103,13 +111,16 @@ class ClusterClient : public Client, public ClusterControl {
   const std::string proxy_list_;
   ClusterOptions options_;
   ProxyClient proxy_;
-  std::mutex mu_;  // guards placements_, servers_, connecting_
+  mutable std::mutex mu_;  // guards placements_, servers_, connecting_, counters_
   std::map<std::string, std::shared_ptr<const v1::Namespace>> placements_;
   std::map<std::string, std::unique_ptr<Client>> servers_;  // by endpoint, never removed
   std::map<uint64_t, Client*> node_servers_;                // node id -> server seen serving it
   std::map<const void*, Client*> pool_owner_;               // buffer pool -> its client
+  // Endpoints a thread is connecting to: other callers wait for that connection instead
+  // of opening one of their own (ServerAt).
   std::condition_variable connect_cv_;
-  std::map<std::string, bool> connecting_;
+  std::set<std::string> connecting_;
+  ClusterCounters counters_;
 
   std::mutex exec_mu_;
   std::condition_variable exec_cv_;

@@ -10,6 +10,7 @@
 #include "client-cpp/src/buffer_pool.h"
 #include "client-cpp/src/client_impl.h"
 #include "client-cpp/src/cluster/cluster_client.h"
+#include "common/thread_name.h"
 #include "proto/placement.h"
 
 namespace rpmp {
@@ -46,7 +47,10 @@ StatusOr<std::unique_ptr<Client>> Client::ConnectCluster(const std::vector<std::
 
 ClusterClient::ClusterClient(std::vector<std::string> proxies, const ClusterOptions& options)
     : proxies_(proxies), proxy_list_(Join(proxies)), options_(options), proxy_(proxies, ProxyOptions(options)) {
-  for (int i = 0; i < kExecutorThreads; i++) executors_.emplace_back([this] { ExecutorLoop(); });
+  for (int i = 0; i < kExecutorThreads; i++) executors_.emplace_back([this] {
+      NameThisThread("rpmp-cluster");
+      ExecutorLoop();
+    });
 }
 
 ClusterClient::~ClusterClient() {
@@ -131,14 +135,51 @@ StatusOr<Client*> ClusterClient::AnyServer() {
   return last;
 }
 
-StatusOr<Buffer> ClusterClient::AllocBuffer(size_t size) {
-  RPMP_ASSIGN_OR_RETURN(Client* c, AnyServer());
+StatusOr<Buffer> ClusterClient::AllocFrom(Client* c, size_t size) {
   StatusOr<Buffer> b = c->AllocBuffer(size);
   if (b.ok() && b->slab() != nullptr) {
     std::lock_guard<std::mutex> lock(mu_);
     pool_owner_[b->slab()->pool] = c;
   }
   return b;
+}
+
+StatusOr<Buffer> ClusterClient::AllocBuffer(size_t size) {
+  RPMP_ASSIGN_OR_RETURN(Client* c, AnyServer());
+  return AllocFrom(c, size);
+}
+
+StatusOr<Buffer> ClusterClient::AllocBufferForWrite(const std::string& ns, size_t size) {
+  Client* c = CachedPrimary(ns);
+  if (c == nullptr) {  // resolve the placement now; the write would have to anyway
+    StatusOr<std::shared_ptr<const v1::Namespace>> p = Placement(ns, /*create=*/false);
+    int i = p.ok() ? PrimaryIndex(**p) : -1;
+    if (i >= 0) {
+      const v1::Replica& m = (*p)->placement(i);
+      StatusOr<Client*> s = ServerAt(m.endpoint(), m.node_id());
+      if (s.ok()) c = *s;
+    }
+  }
+  if (c == nullptr) return AllocBuffer(size);  // no route yet: any server's memory
+  return AllocFrom(c, size);
+}
+
+StatusOr<Buffer> ClusterClient::AllocBufferForRead(const RecordRef& r, size_t size) {
+  // Only a node already connected: a read must not wait here for a node that may be down.
+  Client* c = r.node_id == 0 ? nullptr : CachedServerOfNode(r.node_id);
+  if (c == nullptr) return AllocBuffer(size);
+  return AllocFrom(c, size);
+}
+
+void ClusterClient::CountStagedCopy(size_t bytes) {
+  std::lock_guard<std::mutex> lock(mu_);
+  counters_.staged_copies++;
+  counters_.staged_bytes += bytes;
+}
+
+ClusterCounters ClusterClient::Counters() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return counters_;
 }
 
 StatusOr<GlobalAddress> ClusterClient::Alloc(uint64_t size) {
@@ -270,6 +311,7 @@ void ClusterClient::WriteAsync(bool append, const std::string& ns, const std::st
   // memory, owned by the callback until the call completes.
   StatusOr<Buffer> b = c->AllocBuffer(len);
   if (!b.ok()) return RunAsync(blocking);
+  CountStagedCopy(len);
   std::memcpy(b->data(), data, len);
   b->set_size(len);
   auto owned = std::make_shared<Buffer>(std::move(b).value());
@@ -309,6 +351,7 @@ void ClusterClient::ReadRecordAsync(const RecordRef& r, Buffer* dst, size_t dst_
     return done(Status::OutOfRange("destination buffer too small"));
   StatusOr<Buffer> b = c->AllocBuffer(r.length);
   if (!b.ok()) return RunAsync(blocking);
+  CountStagedCopy(r.length);
   auto tmp = std::make_shared<Buffer>(std::move(b).value());
   size_t len = r.length;
   c->ReadRecordAsync(r, tmp.get(), 0, [tmp, dst, dst_offset, len, finish](Status st) {

@@ -136,6 +136,26 @@ JNIEXPORT jlong JNICALL Java_io_rpmp_client_RpmpClient_nativeAllocBuffer(JNIEnv*
   RPMP_JNI_CATCH(env, 0)
 }
 
+JNIEXPORT jlong JNICALL Java_io_rpmp_client_RpmpClient_nativeAllocBufferForWrite(
+    JNIEnv* env, jclass, jlong h, jbyteArray ns, jlong size) {
+  RPMP_JNI_TRY
+  auto buf = C(h)->AllocBufferForWrite(ToString(env, ns), static_cast<size_t>(size));
+  if (ThrowIfError(env, buf.status())) return 0;
+  return reinterpret_cast<jlong>(new rpmp::Buffer(std::move(buf.value())));
+  RPMP_JNI_CATCH(env, 0)
+}
+
+JNIEXPORT jlong JNICALL Java_io_rpmp_client_RpmpClient_nativeAllocBufferForRead(
+    JNIEnv* env, jclass, jlong h, jlong node_id, jlong size) {
+  RPMP_JNI_TRY
+  rpmp::RecordRef r;
+  r.node_id = static_cast<uint64_t>(node_id);
+  auto buf = C(h)->AllocBufferForRead(r, static_cast<size_t>(size));
+  if (ThrowIfError(env, buf.status())) return 0;
+  return reinterpret_cast<jlong>(new rpmp::Buffer(std::move(buf.value())));
+  RPMP_JNI_CATCH(env, 0)
+}
+
 // --- put / append ------------------------------------------------------------------
 
 JNIEXPORT void JNICALL Java_io_rpmp_client_RpmpClient_nativeWriteBuffer(

@@ -121,9 +121,40 @@ public final class RpmpClient implements AutoCloseable {
     }
     long h = enter();
     try {
-      RpmpBuffer b = new RpmpBuffer(this, nativeAllocBuffer(h, size));
-      liveBuffers.add(b);
-      return b;
+      return track(nativeAllocBuffer(h, size));
+    } finally {
+      exit();
+    }
+  }
+
+  /**
+   * Like {@link #allocateBuffer(int)}, for puts and appends to namespace {@code ns}: in
+   * cluster mode the memory belongs to the connection of ns's primary, so writing it there
+   * moves no extra copy (memory of another server's connection is copied once).
+   */
+  public RpmpBuffer allocateBufferForWrite(String ns, int size) throws RpmpException {
+    if (size < 0) {
+      throw new IllegalArgumentException("negative size " + size);
+    }
+    long h = enter();
+    try {
+      return track(nativeAllocBufferForWrite(h, utf8(ns), size));
+    } finally {
+      exit();
+    }
+  }
+
+  private RpmpBuffer track(long handle) {
+    RpmpBuffer b = new RpmpBuffer(this, handle);
+    liveBuffers.add(b);
+    return b;
+  }
+
+  /** A buffer for a one-sided read of r: memory of the connection to r's node when known. */
+  private RpmpBuffer allocateBufferForRead(RecordRef r, int size) throws RpmpException {
+    long h = enter();
+    try {
+      return track(nativeAllocBufferForRead(h, r.nodeId(), size));
     } finally {
       exit();
     }
@@ -392,7 +423,7 @@ public final class RpmpClient implements AutoCloseable {
 
   /** Reads one record into a new buffer the caller closes. */
   public RpmpBuffer readRecord(RecordRef r) throws RpmpException {
-    RpmpBuffer dst = allocateBuffer(recordLength(r));
+    RpmpBuffer dst = allocateBufferForRead(r, recordLength(r));
     try {
       readRecord(r, dst, 0);
       return dst;
@@ -429,7 +460,7 @@ public final class RpmpClient implements AutoCloseable {
   public CompletableFuture<RpmpBuffer> readRecordAsync(RecordRef r) {
     RpmpBuffer dst;
     try {
-      dst = allocateBuffer(recordLength(r));
+      dst = allocateBufferForRead(r, recordLength(r));
     } catch (RpmpException e) {
       return CompletableFuture.failedFuture(e);
     }
@@ -734,6 +765,12 @@ public final class RpmpClient implements AutoCloseable {
   private static native long nativeNodeId(long h);
 
   private static native long nativeAllocBuffer(long h, long size) throws RpmpException;
+
+  private static native long nativeAllocBufferForWrite(long h, byte[] ns, long size)
+      throws RpmpException;
+
+  private static native long nativeAllocBufferForRead(long h, long nodeId, long size)
+      throws RpmpException;
 
   private static native void nativeWriteBuffer(
       long h, boolean append, byte[] ns, byte[] key, long buf, long size, long tag)

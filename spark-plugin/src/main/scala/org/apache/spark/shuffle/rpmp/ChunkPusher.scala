@@ -149,7 +149,7 @@ private[rpmp] final class ChunkPusher(
   private def openChunk(): Unit = {
     val server = coords.serverFor(partition)
     sink = new RegisteredSink(takeBuffer(server), headerBytes,
-      n => clients.get(server).allocateBuffer(n))
+      n => clients.get(server).allocateBufferForWrite(coords.namespace, n))
     stream = wrap(partition, sink)
   }
 
@@ -200,7 +200,8 @@ private[rpmp] final class ChunkPusher(
       b.setSize(0)
       b
     } else {
-      clients.get(server).allocateBuffer(bufferBytes)
+      // Memory of the connection the appends go to (cluster mode: the primary's): no copy.
+      clients.get(server).allocateBufferForWrite(coords.namespace, bufferBytes)
     }
   }
 
