@@ -11,6 +11,8 @@
 # State, logs and pid files live in RPMP_RUN_DIR (default /tmp/rpmp-cluster); pools
 # are /dev/shm/rpmp-cluster-BASE-N.pool (RPMP_POOL_SIZE, default 512m), kept across
 # stop/start so servers come back with their id and data ("stop --wipe" removes them).
+# RPMP_PREFAULT=1 starts the servers with --prefault (every pool page mapped at start:
+# a slower start, no first-touch page faults while serving; benchmarks use it).
 # Binaries come from RPMP_BIN_DIR (default build/bin). Readiness is polled (log lines,
 # `rpmpctl nodes` showing 3 LIVE), never guessed with sleeps.
 # Proxy flags come from RPMP_PROXY_FLAGS (default: deploy/rpmp-proxy.flags values
@@ -120,6 +122,7 @@ start() {
   for i in $(seq 0 $((NSERVERS - 1))); do
     local node_tls=()
     secured && node_tls=(--tls-ca "$TLS/ca.crt" --tls-cert "$TLS/node$i.crt" --tls-key "$TLS/node$i.key")
+    [ "${RPMP_PREFAULT:-0}" = 1 ] && node_tls+=(--prefault)
     spawn "server$i" "$BIN/rpmp-server" --listen "127.0.0.1:$((BASE + 20 + i))" \
       --pool "/dev/shm/rpmp-cluster-$BASE-$i.pool:$POOL_SIZE" --proxy "$PROXIES" ${auth[@]+"${auth[@]}"} \
       ${node_tls[@]+"${node_tls[@]}"} --metrics-listen "127.0.0.1:$((BASE + 30 + i))"

@@ -76,7 +76,7 @@ const char* ServerUsage() {
          "                   [--provider tcp;ofi_rxm|verbs;ofi_rxm|shm] [--segment-size SIZE]\n"
          "                   [--proxy HOST:PORT[,HOST:PORT]] [--replication-timeout DURATION]\n"
          "                   [--auth-secret-file FILE] [--insecure] [--metrics-listen HOST:PORT]\n"
-         "                   [--busy-poll] [--rma-timeout DURATION]\n"
+         "                   [--busy-poll] [--prefault] [--rma-timeout DURATION]\n"
          "                   [--compaction-threshold FRACTION|off] [--compaction-rate SIZE]\n"
          "                   [--compaction-grace DURATION]\n"
          "                   [--tls-ca FILE --tls-cert FILE --tls-key FILE]\n"
@@ -88,6 +88,8 @@ const char* ServerUsage() {
          "  default; port 0 picks a free port, printed on the ready line)\n"
          "  --busy-poll: the progress thread polls without sleeping (lower latency, one core\n"
          "  kept busy; docs/operations.md)\n"
+         "  --prefault: map every pool page at start (slower start; no first-touch page\n"
+         "  faults while serving; docs/operations.md)\n"
          "  --compaction-threshold: compact segments at least this share dead (default 0.5;\n"
          "  0 or off: never); --compaction-rate: bytes copied per second at most (default\n"
          "  64M); --compaction-grace: how long an emptied segment is kept for one-sided\n"
@@ -119,6 +121,7 @@ Status LoadServerConfigFile(const std::string& path, ServerConfig* c) {
       else if (k == "auth_secret_file") c->auth_secret_file = v.as<std::string>();
       else if (k == "insecure") c->insecure = v.as<bool>();
       else if (k == "busy_poll") c->busy_poll = v.as<bool>();
+      else if (k == "prefault") c->prefault = v.as<bool>();
       else if (k == "tls_ca_file") c->tls_ca_file = v.as<std::string>();
       else if (k == "tls_cert_file") c->tls_cert_file = v.as<std::string>();
       else if (k == "tls_key_file") c->tls_key_file = v.as<std::string>();
@@ -191,6 +194,10 @@ StatusOr<ServerConfig> LoadServerConfig(int argc, char** argv) {
     }
     if (f == "--busy-poll") {
       c.busy_poll = true;
+      continue;
+    }
+    if (f == "--prefault") {
+      c.prefault = true;
       continue;
     }
     if (i + 1 >= argc) return Status::InvalidArgument("flag " + f + " needs a value\n" + ServerUsage());

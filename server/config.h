@@ -28,6 +28,10 @@ struct ServerConfig {
   // The progress thread polls the completion queue without sleeping (lowest latency,
   // one core kept busy). Off: it sleeps in poll(2) until traffic arrives.
   bool busy_poll = false;
+  // Touch every page of the pools at start (slower start, by about a second per GiB on
+  // tmpfs): no request pays a first-touch page fault, as on a server whose pools have
+  // been written through once (docs/operations.md).
+  bool prefault = false;
   std::chrono::milliseconds drain_timeout{10000};
   std::vector<std::string> proxies;        // HOST:PORT of rpmp-proxy (cluster mode)
   // Cluster mode: how long a write may wait for its replicas (docs/cluster.md).

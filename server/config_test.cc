@@ -72,18 +72,21 @@ TEST_CASE("compaction flags and keys: defaults, off, bad values explained") {
   CHECK(f.compaction_grace == std::chrono::seconds(2));
 }
 
-TEST_CASE("busy polling and the RMA timeout: flags, YAML keys, bad values explained") {
+TEST_CASE("busy polling, prefault and the RMA timeout: flags, YAML keys, bad values explained") {
   auto d = Load({"--pool", "/dev/shm/a.pool:1G"});
   REQUIRE(d.ok());
   CHECK_FALSE(d->busy_poll);  // sleeping progress thread by default
-  auto f = Load({"--pool", "/dev/shm/a.pool:1G", "--busy-poll", "--rma-timeout", "2s"});
+  CHECK_FALSE(d->prefault);   // pool pages mapped on first touch by default
+  auto f = Load({"--pool", "/dev/shm/a.pool:1G", "--busy-poll", "--prefault", "--rma-timeout", "2s"});
   REQUIRE(f.ok());
   CHECK(f->busy_poll);
+  CHECK(f->prefault);
   CHECK(f->rma_timeout == std::chrono::seconds(2));
   auto y = Load({"--config", WriteFile("pools: [{path: /dev/shm/a.pool, size: 1G}]\nbusy_poll: true\n"
-                                       "rma_timeout: 500ms\n")});
+                                       "prefault: true\nrma_timeout: 500ms\n")});
   REQUIRE(y.ok());
   CHECK(y->busy_poll);
+  CHECK(y->prefault);
   CHECK(y->rma_timeout == std::chrono::milliseconds(500));
   auto bad = Load({"--config", WriteFile("pools: [{path: /dev/shm/a.pool, size: 1G}]\nbusy_poll: sometimes\n")});
   CHECK_FALSE(bad.ok());

@@ -59,15 +59,17 @@ int Run(int argc, char** argv) {
   StoreOptions so;
   for (const PoolConfig& p : config->pools) so.pools.push_back({p.path, p.size});
   so.segment_size = config->segment_size;
+  so.prefault = config->prefault;
   auto open_started = std::chrono::steady_clock::now();
   StatusOr<std::unique_ptr<Store>> store = OpenPmemStore(so);
   if (!store.ok()) {
     std::fprintf(stderr, "rpmp-server: cannot open pools: %s\n", store.status().message().c_str());
     return 1;
   }
-  if (metrics)
-    metrics->recovery_seconds->Set(
-        std::chrono::duration<double>(std::chrono::steady_clock::now() - open_started).count());
+  double open_seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - open_started).count();
+  if (metrics) metrics->recovery_seconds->Set(open_seconds);
+  if (config->prefault) RPMP_LOG_INFO("pools opened with every page prefaulted in %.1f s", open_seconds);
   std::unique_ptr<ClusterMode> cluster;  // with --proxy only
   if (!config->proxies.empty()) cluster = ClusterMode::Create(*config, store->get());
   StatusOr<std::unique_ptr<Server>> server = Server::Start(

@@ -21,6 +21,7 @@
 # partitions unless --partitions). --scale 0.1 is a quick run.
 # --heap-sweep P1,P2,... runs the agg job on RPMP only at each partition count and prints
 # the peak executor heap and execution memory per count (the writer's bound).
+# --no-prefault starts the RPMP servers without --prefault (their pools fresh tmpfs pages).
 # --jfr records a JFR profile of every executor of the RPMP and sort runs of round 1
 # (in the work dir, kept; print the hot methods with `jfr print --events
 # jdk.ExecutionSample FILE` or bench/spark/jfr-top.py).
@@ -30,7 +31,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 repo=$(cd "$here/../.." && pwd)
 jobs=terasort,agg,join rounds=3 scale=1.0 replicas=1 partitions="" heap_sweep="" jfr=0
 master="local-cluster[2,1,2048]" executor_memory=2g driver_memory=2g
-build=${RPMP_BUILD:-$repo/build} only="" keep=0 insecure=0
+build=${RPMP_BUILD:-$repo/build} only="" keep=0 insecure=0 prefault=1
 rpmp_extra=() common_extra=()
 usage() { sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 2; }
 while [[ $# -gt 0 ]]; do
@@ -50,6 +51,7 @@ while [[ $# -gt 0 ]]; do
     --conf) common_extra+=(--conf "$2"); shift 2 ;;
     --keep) keep=1; shift ;;
     --insecure) insecure=1; shift ;;
+    --no-prefault) prefault=0; shift ;;
     -h|--help) usage ;;
     *) echo "run-jvm-bench: unknown argument $1" >&2; usage ;;
   esac
@@ -76,6 +78,10 @@ export RPMP_BASE_PORT=${RPMP_BASE_PORT:-7800} RPMP_RUN_DIR="$work/cluster" RPMP_
 export RPMP_POOL_SIZE=${RPMP_POOL_SIZE:-$(awk -v s="$scale" -v r="$replicas" \
   'BEGIN { g = int(s * 1.5 * r + 0.999); if (g < 1) g = 1; print g "g" }')}
 # A loaded shared machine must not make the proxies declare live servers dead mid-run.
+# Steady state: a long-running server's pools have been written through, and devdax
+# pages cost no first-touch fault; a fresh tmpfs pool would charge every page's fault to
+# the first job (about 3 CPU-seconds a 1 GB shuffle here). --no-prefault measures that.
+export RPMP_PREFAULT=$prefault
 export RPMP_PROXY_FLAGS=${RPMP_PROXY_FLAGS:---heartbeat-timeout 30s --suspect-after 15s --heartbeat-interval 1s --session-ttl 10}
 cluster_up=0 failed=0 app_ids=()
 cleanup() {
@@ -140,7 +146,7 @@ echo "jobs=$jobs rounds=$rounds scale=$scale replicas=$replicas master=$master" 
   "spark=$("$py" -c 'import pyspark; print(pyspark.__version__)')"
 for j in ${jobs//,/ }; do echo "job $j: rows=$(rows_for "$j") shuffle_partitions=$(parts_for "$j")"; done
 echo "machine: $(nproc) cores, $(free -g | awk '/^Mem:/ {print $2 " GiB RAM, " $7 " GiB available"}'); uptime:$(uptime)"
-[[ "$only" == sort ]] || echo "rpmp: local cluster (3 servers, pools $RPMP_POOL_SIZE on /dev/shm, security $([[ $insecure -eq 1 ]] && echo off || echo "on: secret + mutual TLS")) proxies=$proxies; rpmp conf: ${rpmp_extra[*]:-(defaults)}"
+[[ "$only" == sort ]] || echo "rpmp: local cluster (3 servers, pools $RPMP_POOL_SIZE on /dev/shm, security $([[ $insecure -eq 1 ]] && echo off || echo "on: secret + mutual TLS"), pools prefaulted: $([[ $prefault -eq 1 ]] && echo yes || echo no)) proxies=$proxies; rpmp conf: ${rpmp_extra[*]:-(defaults)}"
 [[ ${#common_extra[@]} -eq 0 ]] || echo "extra conf (both): ${common_extra[*]}"
 echo "work dir: $work"
 

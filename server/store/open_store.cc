@@ -20,7 +20,8 @@ StatusOr<std::unique_ptr<Store>> OpenPmemStore(const StoreOptions& options) {
       return Status::InvalidArgument("pool path " + spec.path + " is listed twice");
     }
     RPMP_ASSIGN_OR_RETURN(std::unique_ptr<PmemMedium> medium,
-                          OpenPmemMedium(spec.path, spec.size, options.create_if_missing));
+                          OpenPmemMedium(spec.path, spec.size, options.create_if_missing,
+                                         options.prefault));
     media.push_back(std::move(medium));
   }
   RPMP_ASSIGN_OR_RETURN(std::unique_ptr<LogStore> store,

@@ -22,6 +22,7 @@ struct StoreOptions {
   std::vector<PoolSpec> pools;  // pool i keeps index i for its whole life
   uint64_t segment_size = 64ull << 20;
   bool create_if_missing = true;
+  bool prefault = false;  // touch every pool page at open (OpenPmemMedium)
 };
 
 // Opens (creating where allowed) every pool and recovers the store from them.

@@ -154,7 +154,8 @@ void PmemMedium::Persist(const void* p, uint64_t len) {
 
 StatusOr<std::unique_ptr<PmemMedium>> OpenPmemMedium(const std::string& path,
                                                      uint64_t size,
-                                                     bool create_if_missing) {
+                                                     bool create_if_missing,
+                                                     bool prefault) {
   struct stat st;
   bool exists = stat(path.c_str(), &st) == 0;
   if (!exists && errno != ENOENT) {
@@ -168,6 +169,14 @@ StatusOr<std::unique_ptr<PmemMedium>> OpenPmemMedium(const std::string& path,
   if ((!exists || empty_file) && !create_if_missing) {
     return Status::NotFound("pool " + path + (exists ? " is an empty file" : " does not exist") +
                             " and create_if_missing is false");
+  }
+  // Global controls, read by the open/create below: set both ways every time, so an
+  // earlier prefaulted open in this process does not carry over.
+  int on = prefault ? 1 : 0;
+  if ((pmemobj_ctl_set(nullptr, "prefault.at_open", &on) != 0 ||
+       pmemobj_ctl_set(nullptr, "prefault.at_create", &on) != 0) && prefault) {
+    return Status::FailedPrecondition("this libpmemobj cannot prefault pools (" + PmemError() +
+                                      "); run without prefault");
   }
   StatusOr<PMEMobjpool*> pop = Status::Internal("unset");
   if (!exists || empty_file) {

@@ -48,9 +48,12 @@ class PmemMedium : public Medium {
 
 // Opens the pool at `path`, creating it with `size` bytes when it does not exist and
 // `create_if_missing` is set (size is ignored for devdax devices, which use their
-// whole size). Errors name the path and say what to do.
+// whole size). With `prefault`, libpmemobj touches every page of the pool while
+// opening it (its prefault.at_open / at_create controls; contents are kept), so no
+// request pays a first-touch page fault later. Errors name the path and say what to do.
 StatusOr<std::unique_ptr<PmemMedium>> OpenPmemMedium(const std::string& path,
                                                      uint64_t size,
-                                                     bool create_if_missing);
+                                                     bool create_if_missing,
+                                                     bool prefault = false);
 
 }  // namespace rpmp

@@ -4,6 +4,7 @@
 #include <sys/stat.h>
 
 #include <catch2/catch.hpp>
+#include <cctype>
 #include <fstream>
 
 #include "server/store/format.h"
@@ -170,6 +171,52 @@ TEST_CASE("a pool on a disk file system promises msync and reopens", "[pmem]") {
     CHECK(ReadAll(store.get(), "ns", "k") == "on disk");
   }
   std::remove(path.c_str());
+}
+
+// Bytes of `path` mapped into this process's page tables (Rss of its mappings in smaps).
+uint64_t MappedBytes(const std::string& path) {
+  std::ifstream smaps("/proc/self/smaps");
+  std::string line;
+  bool ours = false;
+  uint64_t kib = 0;
+  while (std::getline(smaps, line)) {
+    if (!line.empty() && std::isxdigit(static_cast<unsigned char>(line[0])) &&
+        line.find('-') != std::string::npos && line.find(' ') != std::string::npos) {
+      ours = line.size() >= path.size() && line.compare(line.size() - path.size(), path.size(), path) == 0;
+    } else if (ours && line.rfind("Rss:", 0) == 0) {
+      kib += std::stoull(line.substr(4));
+    }
+  }
+  return kib << 10;
+}
+
+TEST_CASE("prefault maps every pool page at open and keeps the contents", "[pmem]") {
+  TempPath path("prefault");
+  {
+    auto store = OpenOrDie(OptionsFor(path.path()));
+    REQUIRE(Write(store.get(), "ns", "k", MakeValue(7, 5000)).ok());
+  }
+  {
+    auto store = OpenOrDie(OptionsFor(path.path()));  // without prefault: touched pages only
+    uint64_t mapped = MappedBytes(path.path());
+    INFO("mapped without prefault: " << mapped << " of " << kPoolSize);
+    CHECK(mapped > 0);
+    CHECK(mapped < kPoolSize / 2);
+  }
+  StoreOptions options = OptionsFor(path.path());
+  options.prefault = true;
+  {
+    auto store = OpenOrDie(options);
+    uint64_t mapped = MappedBytes(path.path());
+    INFO("mapped with prefault: " << mapped << " of " << kPoolSize);
+    CHECK(mapped >= kPoolSize - (1u << 20));
+    CHECK(ReadAll(store.get(), "ns", "k") == MakeValue(7, 5000));
+    REQUIRE(Write(store.get(), "ns", "k2", MakeValue(8, 100)).ok());
+  }
+  auto store = OpenOrDie(OptionsFor(path.path()));  // a later open without prefault
+  CHECK(ReadAll(store.get(), "ns", "k") == MakeValue(7, 5000));
+  CHECK(ReadAll(store.get(), "ns", "k2") == MakeValue(8, 100));
+  CHECK(MappedBytes(path.path()) < kPoolSize / 2);  // the control does not carry over
 }
 
 TEST_CASE("pools that cannot be opened give clear messages", "[pmem]") {
