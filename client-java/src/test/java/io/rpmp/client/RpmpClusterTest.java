@@ -107,6 +107,37 @@ class RpmpClusterTest {
   }
 
   @Test
+  @Order(2)
+  void buffersForANamespaceCarryAppendsAndReads() throws Exception {
+    String ns = "jt-routed/0";
+    client.createNamespace(ns, 1, 0, Duration.ofHours(1));
+    List<RpmpBuffer> bufs = new java.util.ArrayList<>();
+    List<java.util.concurrent.CompletableFuture<Void>> appends = new java.util.ArrayList<>();
+    for (int i = 1; i <= 8; i++) {
+      byte[] v = RpmpClientTest.randomBytes(3000 + i * 40000, i);
+      RpmpBuffer b = client.allocateBufferForWrite(ns, v.length);
+      b.byteBuffer().duplicate().put(v);
+      b.setSize(v.length);
+      bufs.add(b);
+      appends.add(client.appendAsync(ns, "log", b, i));
+    }
+    for (java.util.concurrent.CompletableFuture<Void> f : appends) {
+      f.get(30, TimeUnit.SECONDS);
+    }
+    bufs.forEach(RpmpBuffer::close);
+    ObjectMeta meta = client.getMeta(ns, "log");
+    assertEquals(8, meta.records().size());
+    for (RecordRef r : meta.records()) {
+      try (RpmpBuffer b = client.readRecordAsync(r).get(30, TimeUnit.SECONDS)) {
+        assertArrayEquals(
+            RpmpClientTest.randomBytes(3000 + (int) r.tag() * 40000, (int) r.tag()), b.toByteArray());
+      }
+    }
+    assertThrows(IllegalArgumentException.class, () -> client.allocateBufferForWrite(ns, -1));
+    client.deleteNamespaces("jt-routed", true);
+  }
+
+  @Test
   @Order(3)
   void readsSurviveAKilledServer() throws Exception {
     String ns = "jt-kill/0";
