@@ -135,7 +135,7 @@ TEST_CASE("a fence (epoch, primary) rides after the write id on replica frames")
   CHECK(EncodeRequest(get, buf.data(), buf.size()) == 0);  // only writes carry a fence
 }
 
-TEST_CASE("a tag filter rides at the end of get_meta; its reply carries next_start") {
+TEST_CASE("a tag filter rides at the end of get_meta, and its reply carries next_start") {
   Request r;
   r.h.op = Op::kGetMeta;
   r.h.flags = kFlagTagFilter;

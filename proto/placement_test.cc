@@ -38,7 +38,7 @@ TEST_CASE("the primary is the first original member") {
   CHECK(PrimaryIndex(ns) == 0);  // oldest surviving replacement
 }
 
-TEST_CASE("with an in-sync set, the primary is its first usable member; others never lead") {
+TEST_CASE("with an in-sync set, the primary is its first usable member, and others never lead") {
   v1::Namespace ns = Make({10, 20});
   ns.add_in_sync(20);
   ns.add_in_sync(10);

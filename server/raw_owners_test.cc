@@ -5,7 +5,7 @@
 
 namespace rpmp {
 
-TEST_CASE("raw owners: only the owning session touches an allocation; pins block free") {
+TEST_CASE("raw owners: only the owning session touches an allocation, and pins block free") {
   RawOwners o;
   RawAddress a{0, 4096};
   o.Claim(a, 1000, 7);

@@ -80,7 +80,7 @@ TEST_CASE("put and get round-trip 0 B, 1 B, 4 KiB, 1 MiB and 64 MiB byte for byt
   CHECK(c->Get("rt", "missing").status().code() == StatusCode::kNotFound);
 }
 
-TEST_CASE("appends keep order and tags; meta lists records for one-sided reads") {
+TEST_CASE("appends keep order and tags, and meta lists records for one-sided reads") {
   ServerProcess server;
   REQUIRE(server.Start());
   auto c = ConnectTo(server);
@@ -136,7 +136,7 @@ TEST_CASE("zero-copy async and future forms complete with the right results") {
   CHECK(p.get_future().get().code() == StatusCode::kNotFound);
 }
 
-TEST_CASE("list pages through many keys; delete and namespace delete") {
+TEST_CASE("list pages through many keys, then delete and namespace delete") {
   ServerProcess server;
   REQUIRE(server.Start());
   auto c = ConnectTo(server);

@@ -32,7 +32,7 @@ CONTRACT_TEST("put/get round trip of 0 B, 1 B, 4 KiB and larger-than-segment val
   }
 }
 
-CONTRACT_TEST("appends keep their order and tags; a put replaces them") {
+CONTRACT_TEST("appends keep their order and tags, and a put replaces them") {
   TestType backend;
   auto store = backend.Open();
   for (uint64_t i = 0; i < 20; i++) {
@@ -53,7 +53,7 @@ CONTRACT_TEST("appends keep their order and tags; a put replaces them") {
   CHECK(ReadAll(store.get(), "ns", "obj") == "fresh");
 }
 
-CONTRACT_TEST("delete removes a key; deleting a missing key is NotFound") {
+CONTRACT_TEST("delete removes a key, and deleting a missing key is NotFound") {
   TestType backend;
   auto store = backend.Open();
   REQUIRE(Write(store.get(), "ns", "a", "x", WriteKind::kAppend).ok());
@@ -186,7 +186,7 @@ CONTRACT_TEST("concurrent committers on one namespace and on separate namespaces
   RunConcurrentCommitters<TestType>(true);
 }
 
-CONTRACT_TEST("a full pool says NoSpace; reads and deletes still work and free space") {
+CONTRACT_TEST("a full pool says NoSpace, and reads and deletes still work and free space") {
   TestType backend;
   auto store = backend.Open();
   const std::string value = MakeValue(1, 600 << 10);  // one record per segment

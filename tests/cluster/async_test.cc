@@ -120,8 +120,9 @@ TEST_CASE("cluster AppendAsync and ReadRecordAsync: every byte back, and appends
               "%zu records listed after\n", acked, after->records.size());
 }
 
-TEST_CASE("memory for a namespace's writes and its records' reads moves no extra copy; "
-          "first calls from many threads open one connection per server") {
+// (No ';' in test names: CTest would split the name there and run nothing.)
+TEST_CASE("memory for a namespace's writes and its records' reads moves no extra copy, "
+          "and first calls from many threads open one connection per server") {
   ClusterHarness h;
   REQUIRE(h.Start(1, 3));
   std::unique_ptr<Client> c = h.Connect();
