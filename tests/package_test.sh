@@ -30,10 +30,16 @@ done
 for p in rpmp-server rpmp-proxy; do
   grep -q "adduser --system" "$root/DEBIAN-$p/postinst" || fail "$p: postinst does not create the rpmp user"
 done
-"$root/usr/bin/rpmp-server" --help | grep -q "usage: rpmp-server" || fail "rpmp-server --help"
-"$root/usr/bin/rpmp-proxy" -h 2>&1 | grep -q -- "-metrics-listen" || fail "rpmp-proxy -h"
-"$root/usr/bin/rpmpctl" --help 2>&1 | grep -q "usage: rpmpctl" || fail "rpmpctl --help"
-ldd "$root/usr/bin/rpmpctl" | grep -q "$root/usr/bin/../lib/rpmp/libpsm2.so.2" ||
+# Outputs are captured before grep: with pipefail, `cmd | grep -q` fails whenever grep
+# exits at its match before cmd has written everything (cmd then dies of SIGPIPE).
+out=$("$root/usr/bin/rpmp-server" --help 2>&1 || true)
+grep -q "usage: rpmp-server" <<<"$out" || fail "rpmp-server --help"
+out=$("$root/usr/bin/rpmp-proxy" -h 2>&1 || true)
+grep -q -- "-metrics-listen" <<<"$out" || fail "rpmp-proxy -h"
+out=$("$root/usr/bin/rpmpctl" --help 2>&1 || true)
+grep -q "usage: rpmpctl" <<<"$out" || fail "rpmpctl --help"
+out=$(ldd "$root/usr/bin/rpmpctl")
+grep -q "$root/usr/bin/../lib/rpmp/libpsm2.so.2" <<<"$out" ||
   fail "rpmpctl does not load its stand-in libpsm2 from the package"
 units=$(mktemp -d -p "$root")
 for u in rpmp-server rpmp-proxy; do
