@@ -127,12 +127,19 @@ JNIEXPORT jlong JNICALL Java_io_rpmp_client_RpmpClient_nativeNodeId(JNIEnv* env,
   RPMP_JNI_CATCH(env, 0)
 }
 
+namespace {
+// A new Buffer's handle for Java (freed by RpmpBuffer.nativeFree), or 0 with the error thrown.
+jlong BufferHandle(JNIEnv* env, rpmp::StatusOr<rpmp::Buffer> buf) {
+  if (ThrowIfError(env, buf.status())) return 0;
+  return reinterpret_cast<jlong>(new rpmp::Buffer(std::move(buf).value()));
+}
+}  // namespace
+
 JNIEXPORT jlong JNICALL Java_io_rpmp_client_RpmpClient_nativeAllocBuffer(JNIEnv* env, jclass,
                                                                          jlong h, jlong size) {
   RPMP_JNI_TRY
   auto buf = C(h)->AllocBuffer(static_cast<size_t>(size));
-  if (ThrowIfError(env, buf.status())) return 0;
-  return reinterpret_cast<jlong>(new rpmp::Buffer(std::move(buf.value())));
+  return BufferHandle(env, std::move(buf));
   RPMP_JNI_CATCH(env, 0)
 }
 
@@ -140,8 +147,7 @@ JNIEXPORT jlong JNICALL Java_io_rpmp_client_RpmpClient_nativeAllocBufferForWrite
     JNIEnv* env, jclass, jlong h, jbyteArray ns, jlong size) {
   RPMP_JNI_TRY
   auto buf = C(h)->AllocBufferForWrite(ToString(env, ns), static_cast<size_t>(size));
-  if (ThrowIfError(env, buf.status())) return 0;
-  return reinterpret_cast<jlong>(new rpmp::Buffer(std::move(buf.value())));
+  return BufferHandle(env, std::move(buf));
   RPMP_JNI_CATCH(env, 0)
 }
 
@@ -151,8 +157,7 @@ JNIEXPORT jlong JNICALL Java_io_rpmp_client_RpmpClient_nativeAllocBufferForRead(
   rpmp::RecordRef r;
   r.node_id = static_cast<uint64_t>(node_id);
   auto buf = C(h)->AllocBufferForRead(r, static_cast<size_t>(size));
-  if (ThrowIfError(env, buf.status())) return 0;
-  return reinterpret_cast<jlong>(new rpmp::Buffer(std::move(buf.value())));
+  return BufferHandle(env, std::move(buf));
   RPMP_JNI_CATCH(env, 0)
 }
 
