@@ -21,15 +21,20 @@ private[spark] object FallbackPolicy extends Enumeration {
 
 /** Which map-side writer a shuffle uses (spark.rpmp.writer.path). */
 private[spark] object WriterPath extends Enumeration {
-  /** sort-based when the serializer relocates records and there is no map-side combine. */
-  val Auto, Sort, Buffers = Value
+  /**
+   * Auto: bypass with at most spark.shuffle.sort.bypassMergeThreshold partitions and no
+   * map-side combine; else sort-based when the serializer relocates records and there is no
+   * map-side combine; else buffers.
+   */
+  val Auto, Bypass, Sort, Buffers = Value
 
   def parse(s: String): Value = s.trim.toLowerCase(Locale.ROOT) match {
     case "auto" => Auto
+    case "bypass" => Bypass
     case "sort" => Sort
     case "buffers" => Buffers
-    case other =>
-      throw new IllegalArgumentException(s"${RpmpConf.WriterPathKey}: '$other' is not auto|sort|buffers")
+    case other => throw new IllegalArgumentException(
+      s"${RpmpConf.WriterPathKey}: '$other' is not auto|bypass|sort|buffers")
   }
 }
 
@@ -83,6 +88,7 @@ private[spark] case class RpmpConf(
     readRetryWaitMs: Long = 500,
     writerPath: WriterPath.Value = WriterPath.Auto,
     sortRunBytes: Long = Long.MaxValue,
+    bypassChunkBytes: Int = 192 << 10,
     authSecret: RpmpSecret = RpmpSecret.None) {
 
   def clusterMode: Boolean = proxies.nonEmpty
@@ -107,6 +113,7 @@ private[spark] object RpmpConf {
   val ReadRetryWaitKey = "spark.rpmp.reader.retryWait"
   val WriterPathKey = "spark.rpmp.writer.path"
   val SortRunSizeKey = "spark.rpmp.writer.sortRunSize"
+  val BypassChunkSizeKey = "spark.rpmp.writer.bypassChunkSize"
   // Security (docs/security.md). The secret's key contains "secret", so Spark's default
   // spark.redaction.regex hides its value in the UI and event logs.
   val AuthSecretKey = "spark.rpmp.auth.secret"
@@ -155,6 +162,9 @@ private[spark] object RpmpConf {
     require(readRetryWaitMs >= 0, s"$ReadRetryWaitKey must be >= 0")
     val sortRun = conf.getSizeAsBytes(SortRunSizeKey, Long.MaxValue.toString)
     require(sortRun > 0, s"$SortRunSizeKey must be positive")
+    val bypassChunk = conf.getSizeAsBytes(BypassChunkSizeKey, "192k")
+    require(bypassChunk >= 4096 && bypassChunk <= (256L << 20),
+      s"$BypassChunkSizeKey must be in [4k, 256m], got $bypassChunk")
     val authSecret = readSecret(conf)
     RpmpConf(
       servers = servers,
@@ -172,6 +182,7 @@ private[spark] object RpmpConf {
       readRetryWaitMs = readRetryWaitMs,
       writerPath = WriterPath.parse(conf.get(WriterPathKey, "auto")),
       sortRunBytes = sortRun,
+      bypassChunkBytes = bypassChunk.toInt,
       authSecret = authSecret)
   }
 

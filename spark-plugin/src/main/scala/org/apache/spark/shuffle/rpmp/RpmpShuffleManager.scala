@@ -4,7 +4,8 @@
 // SparkContext) and deletes them at unregisterShuffle/stop; in cluster mode
 // (spark.rpmp.proxies) it creates each namespace with spark.rpmp.replicas copies and
 // spark.rpmp.ttl, and stop() deletes spark/<appId>-<runId> recursively. Executors: hand
-// out RpmpShuffleWriter/Reader over a per-JVM RpmpClientCache. When RPMP cannot be
+// out a writer (bypass, sort-based or per-partition buffers: spark.rpmp.writer.path) and
+// RpmpShuffleReader over a per-JVM RpmpClientCache. When RPMP cannot be
 // reached at registerShuffle, spark.rpmp.fallback=sort hands that shuffle to Spark's
 // SortShuffleManager (with a WARN), =fail fails it. Refuses settings it cannot honour
 // (spark.shuffle.useOldFetchProtocol, push-based shuffle). The driver touches its live
@@ -109,12 +110,13 @@ class RpmpShuffleManager(conf: SparkConf, isDriver: Boolean)
       metrics: ShuffleWriteMetricsReporter): ShuffleWriter[K, V] = handle match {
     case h: RpmpShuffleHandle[K @unchecked, V @unchecked, _] =>
       RpmpMetrics.register(() => clients.liveBuffers)
-      val sortBased = rpmpConf.writerPath match {
-        case WriterPath.Buffers => false
-        case WriterPath.Sort | WriterPath.Auto => RpmpSortShuffleWriter.canUse(h.dependency)
+      RpmpShuffleManager.writerPath(rpmpConf.writerPath, h.dependency) match {
+        case WriterPath.Bypass =>
+          new RpmpBypassShuffleWriter(h, mapId, context, metrics, clients, rpmpConf)
+        case WriterPath.Sort =>
+          new RpmpSortShuffleWriter(h, mapId, context, metrics, clients, rpmpConf)
+        case _ => new RpmpShuffleWriter(h, mapId, context, metrics, clients, rpmpConf)
       }
-      if (sortBased) new RpmpSortShuffleWriter(h, mapId, context, metrics, clients, rpmpConf)
-      else new RpmpShuffleWriter(h, mapId, context, metrics, clients, rpmpConf)
     case other =>
       sortManager.getWriter(other, mapId, context, metrics)
   }
@@ -249,6 +251,22 @@ private[spark] object RpmpShuffleManager {
 
   /** 12 hex digits: a run id for a SparkContext without an application attempt id. */
   def randomRunId(): String = f"${random.nextLong() & 0xffffffffffffL}%012x"
+
+  /**
+   * The writer a map task of `dep` uses under spark.rpmp.writer.path `asked`: auto takes the
+   * bypass path for at most spark.shuffle.sort.bypassMergeThreshold partitions without
+   * map-side combine (as Spark's own shuffle does), else the sort-based one where the
+   * serializer relocates records, else per-partition buffers. A path that cannot take
+   * `dep` (bypass or sort with map-side combine, sort with a serializer that cannot
+   * relocate) falls back the same way.
+   */
+  def writerPath(asked: WriterPath.Value, dep: ShuffleDependency[_, _, _]): WriterPath.Value =
+    asked match {
+      case WriterPath.Auto if RpmpBypassShuffleWriter.canUse(dep) => WriterPath.Bypass
+      case WriterPath.Bypass if !dep.mapSideCombine => WriterPath.Bypass
+      case WriterPath.Buffers => WriterPath.Buffers
+      case _ => if (RpmpSortShuffleWriter.canUse(dep)) WriterPath.Sort else WriterPath.Buffers
+    }
 
   /**
    * Refuses to start on a Spark line this jar was not built for, with a message naming the

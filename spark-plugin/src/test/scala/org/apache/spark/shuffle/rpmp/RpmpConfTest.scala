@@ -20,6 +20,8 @@ class RpmpConfTest {
     assertEquals(24L * 3600, c.ttlSeconds)
     assertEquals(30000L, c.retryForMs)
     assertEquals(30000L, c.callTimeoutMs)
+    assertEquals(WriterPath.Auto, c.writerPath)
+    assertEquals(192 << 10, c.bypassChunkBytes)
   }
 
   @Test
@@ -63,12 +65,16 @@ class RpmpConfTest {
       .set(RpmpConf.PushBufferSizeKey, "64k")
       .set(RpmpConf.MaxBytesInFlightKey, "8m")
       .set(RpmpConf.TimeoutKey, "5s")
-      .set(RpmpConf.FallbackKey, "FAIL"))
+      .set(RpmpConf.FallbackKey, "FAIL")
+      .set(RpmpConf.WriterPathKey, " Bypass")
+      .set(RpmpConf.BypassChunkSizeKey, "1m"))
     assertEquals(Seq("a:1", "b:2"), c.servers)
     assertEquals(64 << 10, c.pushBufferSize)
     assertEquals(8L << 20, c.maxBytesInFlight)
     assertEquals(5000L, c.timeoutMs)
     assertEquals(FallbackPolicy.Fail, c.fallback)
+    assertEquals(WriterPath.Bypass, c.writerPath)
+    assertEquals(1 << 20, c.bypassChunkBytes)
   }
 
   @Test
@@ -78,6 +84,14 @@ class RpmpConfTest {
       () => RpmpConf(conf(RpmpConf.ServerKey, "no-port")))
     assertThrows(classOf[IllegalArgumentException],
       () => RpmpConf(conf(RpmpConf.FallbackKey, "maybe")))
+    val path = assertThrows(classOf[IllegalArgumentException],
+      () => RpmpConf(conf(RpmpConf.WriterPathKey, "fast")))
+    assertTrue(path.getMessage.contains("auto|bypass|sort|buffers"), path.getMessage)
+    for (bad <- Seq("1k", "512m")) {
+      val e = assertThrows(classOf[IllegalArgumentException],
+        () => RpmpConf(conf(RpmpConf.BypassChunkSizeKey, bad)))
+      assertTrue(e.getMessage.contains(RpmpConf.BypassChunkSizeKey), e.getMessage)
+    }
     // Both modes at once.
     assertThrows(classOf[IllegalArgumentException],
       () => RpmpConf(conf(RpmpConf.ProxiesKey, "p:1")))

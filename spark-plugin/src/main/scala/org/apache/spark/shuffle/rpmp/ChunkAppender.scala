@@ -1,0 +1,208 @@
+// Appends one map attempt's chunks (ShuffleChunk format, docs/append-path.md section 2)
+// from registered memory, zero-copy: hands out pooled RpmpBuffers of the connection each
+// partition's appends go to (a RegisteredSink keeps the first 32 bytes for the header),
+// stamps each finished chunk's header (seq, cumulative data bytes, LAST) and appends it
+// with appendAsync tagged with the map attempt id, keeping at most maxPushesInFlight
+// appends pending; their buffers come back to the pool. Keeps the per-partition data sizes
+// the MapStatus reports. Used by ChunkPusher (the sort-based writer) and by
+// RpmpBypassShuffleWriter, on the task thread only.
+package org.apache.spark.shuffle.rpmp
+
+import java.io.{IOException, OutputStream}
+import java.util.ArrayDeque
+import java.util.concurrent.{CompletableFuture, ExecutionException, TimeoutException, TimeUnit}
+
+import scala.collection.mutable
+
+import io.rpmp.client.RpmpBuffer
+
+import org.apache.spark.shuffle.ShuffleWriteMetricsReporter
+
+/**
+ * An OutputStream writing into registered memory from `start`; grows (new buffer, one copy)
+ * when a chunk overshoots its buffer, which the slack of the pooled buffers makes rare.
+ */
+private[rpmp] final class RegisteredSink(
+    var buffer: RpmpBuffer, start: Int, grow: Int => RpmpBuffer) extends OutputStream {
+  private var view = buffer.byteBuffer()
+  private var pos = start
+
+  /** Bytes written, header space included. */
+  def size: Int = pos
+
+  private def ensure(extra: Int): Unit = {
+    if (pos.toLong + extra > view.capacity()) {
+      val needed = math.max(view.capacity().toLong * 2, pos.toLong + extra)
+      require(needed <= Int.MaxValue - 16, "chunk over 2 GiB")
+      val bigger = grow(needed.toInt)
+      val dst = bigger.byteBuffer()
+      val src = view.duplicate()
+      src.position(0).limit(pos)
+      dst.duplicate().put(src)
+      buffer.close()
+      buffer = bigger
+      view = dst
+    }
+  }
+
+  override def write(b: Int): Unit = {
+    ensure(1)
+    view.put(pos, b.toByte)
+    pos += 1
+  }
+
+  override def write(b: Array[Byte], off: Int, len: Int): Unit = {
+    ensure(len)
+    view.put(pos, b, off, len)
+    pos += len
+  }
+
+  override def close(): Unit = {} // the bytes stay; the appender appends them
+}
+
+/**
+ * @param bufferBytes capacity of the pooled buffers (a chunk that outgrows one moves to a
+ *                    bigger buffer once)
+ */
+private[rpmp] final class ChunkAppender(
+    coords: RpmpShuffleCoordinates,
+    mapId: Long,
+    clients: RpmpClientCache,
+    conf: RpmpConf,
+    metrics: ShuffleWriteMetricsReporter,
+    numPartitions: Int,
+    bufferBytes: Int) {
+
+  private val headerBytes = ShuffleChunk.HeaderSize
+  private val header = new Array[Byte](ShuffleChunk.HeaderSize)
+  /** Data bytes (headers excluded) pushed per partition: the MapStatus sizes. */
+  val partitionLengths = new Array[Long](numPartitions)
+  /** Chunks pushed per partition (the next chunk's seq). */
+  private val chunks = new Array[Int](numPartitions)
+  private val sawLast = new Array[Boolean](numPartitions)
+
+  private case class Push(partition: Int, server: String, buffer: RpmpBuffer,
+                          future: CompletableFuture[Void])
+  private val pending = new ArrayDeque[Push]()
+  private val free = mutable.Map.empty[String, ArrayDeque[RpmpBuffer]]
+
+  def chunksPushed: Long = chunks.iterator.map(_.toLong).sum
+
+  /** A sink in a pooled buffer of partition p's connection, after the header space. */
+  def openSink(p: Int): RegisteredSink = {
+    val server = coords.serverFor(p)
+    new RegisteredSink(takeBuffer(server), headerBytes,
+      n => clients.get(server).allocateBufferForWrite(coords.namespace, n))
+  }
+
+  /** Appends what `sink` holds as partition p's next chunk (its buffer now belongs here). */
+  def pushSink(p: Int, sink: RegisteredSink, last: Boolean): Unit = {
+    val buffer = sink.buffer
+    buffer.setSize(sink.size)
+    push(p, buffer, sink.size - headerBytes, last)
+  }
+
+  /**
+   * After a map attempt's last record: a header-only LAST chunk for every partition that
+   * pushed chunks but not yet its LAST one (its data all went out in earlier chunks).
+   */
+  def pushMissingLasts(): Unit = {
+    var p = 0
+    while (p < numPartitions) {
+      if (chunks(p) > 0 && !sawLast(p)) {
+        val buffer = takeBuffer(coords.serverFor(p))
+        buffer.setSize(headerBytes)
+        push(p, buffer, 0, last = true)
+      }
+      p += 1
+    }
+  }
+
+  /** Stamps the header into buffer[0, 32) (its size already set) and appends the buffer. */
+  private def push(p: Int, buffer: RpmpBuffer, dataBytes: Int, last: Boolean): Unit = {
+    val start = System.nanoTime()
+    require(!sawLast(p), s"partition $p pushed after its LAST chunk")
+    val cumulative = partitionLengths(p) + dataBytes
+    ShuffleChunk.writeHeader(header, p, chunks(p), cumulative, mapId, last)
+    buffer.byteBuffer().put(0, header, 0, headerBytes)
+    val server = coords.serverFor(p)
+    val future = try {
+      clients.get(server).appendAsync(coords.namespace, coords.partitionKey(p), buffer, mapId)
+    } catch {
+      case e: Exception =>
+        buffer.close()
+        clients.invalidateOn(server, e)
+        throw new IOException(s"RPMP append of shuffle ${coords.shuffleId} partition $p: $e", e)
+    }
+    RpmpMetrics.appendIssued(future, dataBytes)
+    pending.add(Push(p, server, buffer, future))
+    chunks(p) += 1
+    sawLast(p) = last
+    partitionLengths(p) = cumulative
+    metrics.incBytesWritten(dataBytes.toLong)
+    metrics.incWriteTime(System.nanoTime() - start)
+  }
+
+  /** A pooled buffer for `server`, waiting for the oldest push when too many are pending. */
+  private def takeBuffer(server: String): RpmpBuffer = {
+    val pool = free.getOrElseUpdate(server, new ArrayDeque[RpmpBuffer]())
+    if (pool.isEmpty && pending.size >= conf.maxPushesInFlight) awaitOldest()
+    if (!pool.isEmpty) {
+      val b = pool.poll()
+      b.setSize(0)
+      b
+    } else {
+      // Memory of the connection the appends go to (cluster mode: the primary's): no copy.
+      clients.get(server).allocateBufferForWrite(coords.namespace, bufferBytes)
+    }
+  }
+
+  private def awaitOldest(): Unit = {
+    val push = pending.poll()
+    val start = System.nanoTime()
+    try {
+      push.future.get(conf.callTimeoutMs * 2 + 10000, TimeUnit.MILLISECONDS)
+    } catch {
+      case e: ExecutionException =>
+        push.buffer.close()
+        clients.invalidateOn(push.server, e.getCause)
+        throw new IOException(s"RPMP append of shuffle ${coords.shuffleId} partition " +
+          s"${push.partition} failed: ${e.getCause}", e.getCause)
+      case e: TimeoutException =>
+        pending.addFirst(push) // still owned by the native call: freed in release()
+        throw new IOException(s"RPMP append of partition ${push.partition} did not complete", e)
+    } finally {
+      metrics.incWriteTime(System.nanoTime() - start)
+    }
+    // Buffers that grew past the pool size are not kept.
+    if (push.buffer.capacity() <= bufferBytes * 2) {
+      free.getOrElseUpdate(push.server, new ArrayDeque[RpmpBuffer]()).add(push.buffer)
+    } else {
+      push.buffer.close()
+    }
+  }
+
+  /** Waits for every append (the map output is then whole in RPMP). */
+  def finish(): Unit = {
+    var p = 0
+    while (p < numPartitions) {
+      if (chunks(p) > 0 && !sawLast(p)) {
+        throw new IllegalStateException(s"partition $p of map $mapId has no LAST chunk")
+      }
+      p += 1
+    }
+    while (!pending.isEmpty) awaitOldest()
+  }
+
+  /** Returns every pooled buffer; buffers of appends still pending go when those complete. */
+  def release(): Unit = {
+    while (!pending.isEmpty) {
+      val push = pending.poll()
+      push.future.whenComplete((_, _) => push.buffer.close())
+    }
+    free.values.foreach { pool =>
+      while (!pool.isEmpty) pool.poll().close()
+    }
+    free.clear()
+  }
+}

@@ -1,0 +1,125 @@
+// Map task side of an RPMP shuffle with few partitions (at most Spark's
+// spark.shuffle.sort.bypassMergeThreshold, 200 by default) and no map-side combine: like
+// Spark's BypassMergeSortShuffleWriter, one serialization stream per partition and no sort
+// and no copy into pages. Each partition's stream (Spark's compression/encryption
+// included) writes straight into a registered buffer (ChunkAppender.openSink); when it holds
+// a chunk's worth (spark.rpmp.writer.bypassChunkSize) at a record boundary the stream is
+// closed and the chunk appended zero-copy while the task goes on. Memory: at most one
+// buffer per partition plus the pushes in flight, in native memory reused across tasks, and
+// no execution memory (as Spark's own bypass path). stop(true) reports exact per-partition
+// sizes like the other writers. Created by RpmpShuffleManager.getWriter when
+// RpmpBypassShuffleWriter.canUse (or spark.rpmp.writer.path=bypass).
+package org.apache.spark.shuffle.rpmp
+
+import org.apache.spark.{ShuffleDependency, SparkEnv, TaskContext}
+import org.apache.spark.internal.Logging
+import org.apache.spark.scheduler.MapStatus
+import org.apache.spark.serializer.SerializationStream
+import org.apache.spark.shuffle.{ShuffleWriteMetricsReporter, ShuffleWriter}
+import org.apache.spark.storage.ShuffleBlockId
+import org.apache.spark.util.Utils
+
+private[spark] class RpmpBypassShuffleWriter[K, V, C](
+    handle: RpmpShuffleHandle[K, V, C],
+    mapId: Long,
+    context: TaskContext,
+    metrics: ShuffleWriteMetricsReporter,
+    clients: RpmpClientCache,
+    conf: RpmpConf)
+  extends ShuffleWriter[K, V] with Logging {
+
+  private val dep = handle.dependency
+  private val coords = handle.coordinates
+  private val numPartitions = dep.partitioner.numPartitions
+  private var partitionLengths = new Array[Long](numPartitions)
+  // One per partition when Spark asks for row checksums (SQL shuffles, Spark 4.1+).
+  private val rowChecksums: Option[RowChecksums] = SparkCompat.rowChecksums(dep)
+  private val sinks = new Array[RegisteredSink](numPartitions)
+  private val streams = new Array[SerializationStream](numPartitions)
+  private var appender: ChunkAppender = _
+  private var stopping = false
+
+  override def write(input: Iterator[Product2[K, V]]): Unit = {
+    // Like Spark's writers: the checksum covers the input records.
+    val records = RowChecksums.tap(input, rowChecksums, dep.partitioner.getPartition)
+    appender = new ChunkAppender(coords, mapId, clients, conf, metrics, numPartitions,
+      RpmpBypassShuffleWriter.bufferBytes(conf))
+    val serializer = dep.serializer.newInstance()
+    val serializerManager = SparkEnv.get.serializerManager
+    val partitioner = dep.partitioner
+    val chunkBytes = conf.bypassChunkBytes + ShuffleChunk.HeaderSize
+    var count = 0L
+    while (records.hasNext) {
+      val record = records.next()
+      val p = partitioner.getPartition(record._1)
+      var stream = streams(p)
+      if (stream == null) {
+        val sink = appender.openSink(p)
+        sinks(p) = sink
+        stream = serializer.serializeStream(
+          serializerManager.wrapStream(ShuffleBlockId(coords.shuffleId, mapId, p), sink))
+        streams(p) = stream
+      }
+      stream.writeKey(record._1.asInstanceOf[Any])
+      stream.writeValue(record._2.asInstanceOf[Any])
+      count += 1
+      // Chunks end at record boundaries: each is a stream the reader decodes on its own.
+      if (sinks(p).size >= chunkBytes) closeChunk(p, last = false)
+    }
+    metrics.incRecordsWritten(count)
+    var p = 0
+    while (p < numPartitions) {
+      if (streams(p) != null) closeChunk(p, last = true)
+      p += 1
+    }
+    appender.pushMissingLasts()
+    appender.finish()
+    partitionLengths = appender.partitionLengths
+  }
+
+  private def closeChunk(p: Int, last: Boolean): Unit = {
+    streams(p).close()
+    streams(p) = null
+    val sink = sinks(p)
+    sinks(p) = null
+    appender.pushSink(p, sink, last)
+  }
+
+  override def stop(success: Boolean): Option[MapStatus] = {
+    if (stopping) return None
+    stopping = true
+    try {
+      RpmpShuffleWriter.mapStatus(success, coords, mapId, partitionLengths, rowChecksums)
+    } finally {
+      var p = 0
+      while (p < numPartitions) {
+        if (streams(p) != null) {
+          Utils.tryLogNonFatalError(streams(p).close())
+          streams(p) = null
+        }
+        if (sinks(p) != null) {
+          Utils.tryLogNonFatalError(sinks(p).buffer.close())
+          sinks(p) = null
+        }
+        p += 1
+      }
+      if (appender != null) Utils.tryLogNonFatalError(appender.release())
+    }
+  }
+
+  override def getPartitionLengths(): Array[Long] = partitionLengths
+}
+
+private[spark] object RpmpBypassShuffleWriter {
+  /** Spark's own condition for its bypass-merge path: few partitions, no map-side combine. */
+  def canUse(dep: ShuffleDependency[_, _, _]): Boolean = {
+    val threshold = SparkEnv.get.conf.getInt("spark.shuffle.sort.bypassMergeThreshold", 200)
+    !dep.mapSideCombine && dep.partitioner.numPartitions <= threshold
+  }
+
+  /** Room past the chunk size for the compressor's last block and the record crossing it. */
+  val Slack: Int = 64 << 10
+
+  /** Capacity of a partition's buffer (192k chunks: 256 KiB, one size class of librpmp). */
+  def bufferBytes(conf: RpmpConf): Int = conf.bypassChunkBytes + Slack
+}
