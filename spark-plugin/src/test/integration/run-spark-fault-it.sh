@@ -66,6 +66,11 @@ if "$spark_submit" "${common[@]}" --conf "spark.eventLog.dir=$work/events-fault"
       ok "$g: exact result ($(field "$work/fault.json" "spark.$g.map_stage_attempts") map stage attempts, $(field "$work/fault.json" "spark.$g.reduce_fetch_failed") FetchFailed)"
     else bad "$g: result differs"; fi
   done
+  # The job's shuffles (PySpark: no JVM map-side combine, few partitions) take the bypass
+  # writer, so the faults above hit its appends.
+  writers=$(grep -o "stored in RPMP namespace .*map writer [a-z]*" "$work/fault.log" | sed 's/.*map writer //' | sort | uniq -c | xargs)
+  if [[ "$writers" =~ ^[0-9]+\ bypass$ ]]; then ok "map writer under the faults: bypass ($writers)"
+  else bad "map writer under the faults: expected bypass only, got '$writers'"; fi
   for f in lost map map-restart reduce reduce-restart; do
     echo "     fault $f: $(field "$work/fault.json" "faults.$f")"
   done

@@ -88,7 +88,9 @@ class RpmpShuffleManager(conf: SparkConf, isDriver: Boolean)
       registered.put(shuffleId, coords)
       if (coords.clusterMode) ttlKeeper.start()
       logInfo(s"Shuffle $shuffleId stored in RPMP namespace ${coords.namespace}$placement " +
-        s"(${coords.numMaps} maps, ${coords.numPartitions} partitions)")
+        s"(${coords.numMaps} maps, ${coords.numPartitions} partitions, map writer " +
+        s"${RpmpShuffleManager.writerPath(rpmpConf.writerPath, dependency).toString.toLowerCase}" +
+        ")")
       new RpmpShuffleHandle(shuffleId, coords, dependency)
     } catch {
       // Wrong or missing credentials are a configuration error, never a reason to fall back.
