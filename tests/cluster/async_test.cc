@@ -100,6 +100,7 @@ TEST_CASE("cluster AppendAsync and ReadRecordAsync: every byte back, and appends
   // kill -9 of the primary while appends are in flight: those acknowledged are listed.
   ServerProcess* primary = h.ServerOfNode(ns->primary);
   REQUIRE(primary != nullptr);
+  uint64_t retries_before = cc->Counters().failover_retries;
   Appends second;
   second.Start(c.get(), "async", "log", 300, 600);
   REQUIRE(Eventually([&] { return second.done.load() >= 20; }, 60s));
@@ -109,6 +110,8 @@ TEST_CASE("cluster AppendAsync and ReadRecordAsync: every byte back, and appends
   for (auto& [i, good] : second.ok) acked += good ? 1 : 0;
   INFO(h.Describe());
   CHECK(acked > 0);
+  // The appends that met the dead primary were sent again after a placement refresh.
+  CHECK(cc->Counters().failover_retries > retries_before);
   StatusOr<ObjectMeta> after = c->GetMeta("async", "log");
   REQUIRE(after.ok());
   std::set<uint64_t> listed;

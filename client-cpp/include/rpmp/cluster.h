@@ -57,6 +57,8 @@ struct ClusterCounters {
   uint64_t staged_copies = 0;       // writes and reads of Buffers registered with another
                                     // server's connection, moved through one extra copy
   uint64_t staged_bytes = 0;        // the bytes of those copies
+  uint64_t failover_retries = 0;    // calls sent again after a failover answer (the
+                                    // namespace's placement refreshed from the proxy first)
 };
 
 // Cluster-only calls of a Client made by ConnectCluster.

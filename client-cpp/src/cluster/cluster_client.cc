@@ -89,8 +89,14 @@ StatusOr<Client*> ClusterClient::ServerAt(const std::string& endpoint, uint64_t 
     connect_cv_.notify_all();
     if (!st.ok()) return st;
   }
-  if (node_id != 0 && c->NodeId() != node_id)
-    return Status::Unavailable("server at " + endpoint + " is not node " + std::to_string(node_id));
+  if (node_id != 0) {
+    if (c->NodeId() != node_id)
+      return Status::Unavailable("server at " + endpoint + " is not node " + std::to_string(node_id));
+    // Reads of this node's records (and memory for them) find the connection without a
+    // node map lookup, whichever call opened it.
+    std::lock_guard<std::mutex> lock(mu_);
+    node_servers_[node_id] = c;
+  }
   return c;
 }
 
@@ -118,6 +124,7 @@ Status ClusterClient::OnPrimary(const std::string& ns, bool create, const Server
     if (!p.ok() && !IsFailoverCode(st.code())) return st;
     Invalidate(ns);
     if (std::chrono::steady_clock::now() + backoff > deadline) return st;
+    CountFailoverRetry();
     std::this_thread::sleep_for(backoff);
     backoff = std::min(backoff * 2, std::chrono::milliseconds(500));
   }
@@ -147,6 +154,7 @@ Status ClusterClient::OnAnyReplica(const std::string& ns, const ServerFn& fn) {
     }
     Invalidate(ns);
     if (std::chrono::steady_clock::now() + backoff > deadline) return st;
+    CountFailoverRetry();
     std::this_thread::sleep_for(backoff);
     backoff = std::min(backoff * 2, std::chrono::milliseconds(500));
   }

@@ -92,6 +92,7 @@ class ClusterClient : public Client, public ClusterControl {
   StatusOr<Buffer> AllocFrom(Client* c, size_t size);
   // Counts one extra copy of `bytes` (memory of another connection).
   void CountStagedCopy(size_t bytes);
+  void CountFailoverRetry();
   void RunAsync(std::function<void()> job);
   void ExecutorLoop();
   // Asynchronous forms (cluster_client_misc.cc): the connected server-direct client of a

@@ -177,6 +177,11 @@ void ClusterClient::CountStagedCopy(size_t bytes) {
   counters_.staged_bytes += bytes;
 }
 
+void ClusterClient::CountFailoverRetry() {
+  std::lock_guard<std::mutex> lock(mu_);
+  counters_.failover_retries++;
+}
+
 ClusterCounters ClusterClient::Counters() const {
   std::lock_guard<std::mutex> lock(mu_);
   return counters_;
@@ -302,6 +307,7 @@ void ClusterClient::WriteAsync(bool append, const std::string& ns, const std::st
   auto finish = [this, ns, blocking, done](Status st) {
     if (st.ok() || !IsFailoverCode(st.code())) return done(st);
     Invalidate(ns);
+    CountFailoverRetry();
     RunAsync(blocking);
   };
   if (Owns(c, buf) || !buf.valid()) {

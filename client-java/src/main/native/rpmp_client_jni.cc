@@ -438,6 +438,22 @@ JNIEXPORT jboolean JNICALL Java_io_rpmp_client_RpmpClient_nativeIsCluster(JNIEnv
   RPMP_JNI_CATCH(env, JNI_FALSE)
 }
 
+// {server connections opened, staged copies, staged bytes, failover retries}
+JNIEXPORT jlongArray JNICALL Java_io_rpmp_client_RpmpClient_nativeClusterCounters(JNIEnv* env,
+                                                                                jclass, jlong h) {
+  RPMP_JNI_TRY
+  rpmp::ClusterControl* c = Cluster(env, h);
+  if (c == nullptr) return nullptr;
+  rpmp::ClusterCounters k = c->Counters();
+  jlong v[] = {static_cast<jlong>(k.server_connections), static_cast<jlong>(k.staged_copies),
+               static_cast<jlong>(k.staged_bytes), static_cast<jlong>(k.failover_retries)};
+  jlongArray out = env->NewLongArray(4);
+  if (out == nullptr) return nullptr;
+  env->SetLongArrayRegion(out, 0, 4, v);
+  return out;
+  RPMP_JNI_CATCH(env, nullptr)
+}
+
 JNIEXPORT jlongArray JNICALL Java_io_rpmp_client_RpmpClient_nativeCreateNamespace(
     JNIEnv* env, jclass, jlong h, jbyteArray name, jint replicas, jint min_replicas,
     jlong ttl_seconds) {

@@ -539,6 +539,22 @@ public final class RpmpClient implements AutoCloseable {
   }
 
   /**
+   * Counters of this cluster client since it connected (cluster mode only; else
+   * FAILED_PRECONDITION): connections to rpmp-servers opened, writes and reads moved through
+   * one extra copy because their buffer belonged to another server's connection (and their
+   * bytes), and calls sent again after a failover answer.
+   */
+  public ClusterCounters clusterCounters() throws RpmpException {
+    long h = enter();
+    try {
+      long[] v = nativeClusterCounters(h);
+      return new ClusterCounters(v[0], v[1], v[2], v[3]);
+    } finally {
+      exit();
+    }
+  }
+
+  /**
    * Creates namespace {@code name} with {@code replicas} copies, writes acknowledged after
    * {@code minReplicas} (0 = replicas) and expiry after {@code ttl} untouched (ZERO = never).
    * Idempotent for equal options; RpmpException ALREADY_EXISTS for different ones,
@@ -817,6 +833,8 @@ public final class RpmpClient implements AutoCloseable {
   private static native ServerStats nativeStat(long h) throws RpmpException;
 
   private static native boolean nativeIsCluster(long h);
+
+  private static native long[] nativeClusterCounters(long h) throws RpmpException;
 
   private static native long[] nativeCreateNamespace(
       long h, byte[] name, int replicas, int minReplicas, long ttlSeconds) throws RpmpException;

@@ -11,7 +11,6 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNotEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
-import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import java.time.Duration;
 import java.util.HashMap;
@@ -34,7 +33,7 @@ class RpmpClusterTest {
 
   @BeforeAll
   void startCluster() throws Exception {
-    assumeTrue(LocalRpmpCluster.available(),
+    assertTrue(LocalRpmpCluster.available(),
         "needs " + LocalRpmpCluster.etcdBinary() + " and rpmp-server, rpmp-proxy, rpmpctl in "
             + LocalRpmpCluster.binDir());
     cluster = LocalRpmpCluster.start(3);
@@ -103,6 +102,8 @@ class RpmpClusterTest {
       RpmpException e = assertThrows(RpmpException.class,
           () -> direct.createNamespace("x", 1, 0, Duration.ZERO));
       assertEquals(RpmpException.FAILED_PRECONDITION, e.code());
+      assertEquals(RpmpException.FAILED_PRECONDITION,
+          assertThrows(RpmpException.class, direct::clusterCounters).code());
     }
   }
 
@@ -134,6 +135,11 @@ class RpmpClusterTest {
       }
     }
     assertThrows(IllegalArgumentException.class, () -> client.allocateBufferForWrite(ns, -1));
+    // Every append and read went out of the memory it was written or read in: no copies.
+    ClusterCounters counters = client.clusterCounters();
+    assertTrue(counters.serverConnections() >= 1, counters.toString());
+    assertEquals(0, counters.stagedCopies(), counters.toString());
+    assertEquals(0, counters.stagedBytes(), counters.toString());
     client.deleteNamespaces("jt-routed", true);
   }
 

@@ -79,6 +79,28 @@ private[spark] class RpmpClientCache(conf: RpmpConf, clientName: String) extends
     n
   }
 
+  /**
+   * librpmp's cluster client counters summed over this cache's cluster clients (open
+   * ones; a dropped client counts until closeAll): {server connections, staged copies,
+   * failover retries}. Zeros in server-direct mode.
+   */
+  def clusterCounters: Array[Long] = {
+    val sum = new Array[Long](3)
+    def add(c: RpmpClient): Unit = try {
+      if (!c.isClosed && c.isCluster) {
+        val k = c.clusterCounters()
+        sum(0) += k.serverConnections
+        sum(1) += k.stagedCopies
+        sum(2) += k.failoverRetries
+      }
+    } catch {
+      case _: RpmpException | _: IllegalStateException => // closed meanwhile: not counted
+    }
+    clients.values().forEach(c => add(c))
+    retired.forEach(c => add(c))
+    sum
+  }
+
   def closeAll(): Unit = synchronized {
     clients.values().forEach(c => c.close())
     clients.clear()

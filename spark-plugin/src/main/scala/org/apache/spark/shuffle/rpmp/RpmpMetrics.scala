@@ -45,9 +45,14 @@ private[spark] object RpmpMetrics extends Logging {
   /** FetchFailedExceptions the reader raised (Spark then reruns the map). */
   val fetchFailures = registry.counter("fetchFailures")
 
-  // The live-buffer count of the newest shuffle manager of this JVM.
+  // The live-buffer count and cluster counters of the newest shuffle manager of this JVM.
   @volatile private var liveBufferCount: () => Int = () => 0
+  @volatile private var clusterCounts: () => Array[Long] = () => Array(0L, 0L, 0L)
   registry.register("liveBuffers", new Gauge[Int] { override def getValue: Int = liveBufferCount() })
+  /** librpmp's cluster client: connections opened, staged copies, failover retries. */
+  for ((name, i) <- Seq("serverConnections", "stagedCopies", "failoverRetries").zipWithIndex) {
+    registry.register(name, new Gauge[Long] { override def getValue: Long = clusterCounts()(i) })
+  }
 
   private val source = new RpmpMetricsSource(registry)
   // The metrics system the source is registered with (a new SparkEnv has a new one).
@@ -55,12 +60,14 @@ private[spark] object RpmpMetrics extends Logging {
 
   /**
    * Registers the Source with this JVM's SparkEnv's metrics system, once per SparkEnv, and
-   * makes the liveBuffers gauge read `liveBuffers`. A no-op before SparkEnv exists.
+   * makes the liveBuffers gauge read `liveBuffers` and the cluster gauges `clusterCounters`
+   * ({server connections, staged copies, failover retries}). A no-op before SparkEnv exists.
    */
-  def register(liveBuffers: () => Int): Unit = synchronized {
+  def register(liveBuffers: () => Int, clusterCounters: () => Array[Long]): Unit = synchronized {
     val env = SparkEnv.get
     if (env != null && (registeredWith ne env.metricsSystem)) {
       liveBufferCount = liveBuffers
+      clusterCounts = clusterCounters
       env.metricsSystem.registerSource(source)
       registeredWith = env.metricsSystem
       logInfo(s"Registered the RPMP metrics source '$SourceName'")

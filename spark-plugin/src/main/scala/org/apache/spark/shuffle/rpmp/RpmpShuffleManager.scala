@@ -61,7 +61,7 @@ class RpmpShuffleManager(conf: SparkConf, isDriver: Boolean)
   override def registerShuffle[K, V, C](
       shuffleId: Int,
       dependency: ShuffleDependency[K, V, C]): ShuffleHandle = {
-    RpmpMetrics.register(() => clients.liveBuffers)
+    RpmpMetrics.register(() => clients.liveBuffers, () => clients.clusterCounters)
     val coords = RpmpShuffleCoordinates(
       appId = appId,
       runId = runId,
@@ -111,7 +111,7 @@ class RpmpShuffleManager(conf: SparkConf, isDriver: Boolean)
       context: TaskContext,
       metrics: ShuffleWriteMetricsReporter): ShuffleWriter[K, V] = handle match {
     case h: RpmpShuffleHandle[K @unchecked, V @unchecked, _] =>
-      RpmpMetrics.register(() => clients.liveBuffers)
+      RpmpMetrics.register(() => clients.liveBuffers, () => clients.clusterCounters)
       RpmpShuffleManager.writerPath(rpmpConf.writerPath, h.dependency) match {
         case WriterPath.Bypass =>
           new RpmpBypassShuffleWriter(h, mapId, context, metrics, clients, rpmpConf)
@@ -132,7 +132,7 @@ class RpmpShuffleManager(conf: SparkConf, isDriver: Boolean)
       context: TaskContext,
       metrics: ShuffleReadMetricsReporter): ShuffleReader[K, C] = handle match {
     case h: RpmpShuffleHandle[K @unchecked, _, C @unchecked] =>
-      RpmpMetrics.register(() => clients.liveBuffers)
+      RpmpMetrics.register(() => clients.liveBuffers, () => clients.clusterCounters)
       new RpmpShuffleReader(h, startMapIndex, endMapIndex, startPartition, endPartition,
         context, metrics, clients, rpmpConf)
     case other =>

@@ -78,6 +78,13 @@ class PmofShuffleClusterTest {
       assertEquals(2, info.replicaNodes().size())
       assertEquals(Duration.ofHours(2), info.ttl())
       assertFalse(client.list(ns).isEmpty, s"nothing stored in $ns")
+      // The rpmp Source's cluster gauges read this JVM's cluster client: it connected to
+      // the servers, and the writers' and reader's buffers needed no staging copy.
+      def gauge(name: String) =
+        RpmpMetrics.registry.getGauges.get(name).getValue.asInstanceOf[Long]
+      assertTrue(gauge("serverConnections") >= 1, "serverConnections")
+      assertEquals(0L, gauge("stagedCopies"))
+      assertEquals(0L, gauge("failoverRetries"), "no server failed: nothing retried")
     } finally sc.stop()
     assertThrows(classOf[RpmpNotFoundException], () => client.describeNamespace(ns))
     // Nothing under spark/<appId>-<runId> left to delete.

@@ -1,0 +1,46 @@
+// What RpmpClient.clusterCounters returns: librpmp's cluster client counters (ClusterCounters
+// in rpmp/cluster.h), a snapshot. Read by applications and the Spark plugin's metrics.
+package io.rpmp.client;
+
+/** Counters of one cluster client since it connected. */
+public final class ClusterCounters {
+  private final long serverConnections;
+  private final long stagedCopies;
+  private final long stagedBytes;
+  private final long failoverRetries;
+
+  public ClusterCounters(long serverConnections, long stagedCopies, long stagedBytes,
+      long failoverRetries) {
+    this.serverConnections = serverConnections;
+    this.stagedCopies = stagedCopies;
+    this.stagedBytes = stagedBytes;
+    this.failoverRetries = failoverRetries;
+  }
+
+  /** Connections to rpmp-servers opened (each: an endpoint, its buffers, a session). */
+  public long serverConnections() {
+    return serverConnections;
+  }
+
+  /** Writes and reads moved through one extra copy (buffer of another server's connection). */
+  public long stagedCopies() {
+    return stagedCopies;
+  }
+
+  /** Bytes of those copies. */
+  public long stagedBytes() {
+    return stagedBytes;
+  }
+
+  /** Calls sent again after a failover answer, the namespace's placement refreshed first. */
+  public long failoverRetries() {
+    return failoverRetries;
+  }
+
+  @Override
+  public String toString() {
+    return "ClusterCounters{serverConnections=" + serverConnections + ", stagedCopies="
+        + stagedCopies + ", stagedBytes=" + stagedBytes + ", failoverRetries="
+        + failoverRetries + "}";
+  }
+}
