@@ -182,7 +182,15 @@ public final class RpmpClient implements AutoCloseable {
 
   /** Copies src's remaining bytes (position unchanged) into a new pool buffer. */
   private RpmpBuffer copyToBuffer(ByteBuffer src) throws RpmpException {
-    RpmpBuffer b = allocateBuffer(src.remaining());
+    return fill(allocateBuffer(src.remaining()), src);
+  }
+
+  /** Like copyToBuffer, in memory of the connection that writes to ns (cluster mode). */
+  private RpmpBuffer copyToBufferForWrite(String ns, ByteBuffer src) throws RpmpException {
+    return fill(allocateBufferForWrite(ns, src.remaining()), src);
+  }
+
+  private static RpmpBuffer fill(RpmpBuffer b, ByteBuffer src) {
     ByteBuffer dst = b.byteBuffer().duplicate();
     dst.clear();
     dst.put(src.duplicate());
@@ -270,7 +278,7 @@ public final class RpmpClient implements AutoCloseable {
       }
       return;
     }
-    try (RpmpBuffer copy = copyToBuffer(data)) {
+    try (RpmpBuffer copy = copyToBufferForWrite(ns, data)) {
       writeBuffer(append, ns, key, copy, tag);
     }
   }
@@ -294,7 +302,7 @@ public final class RpmpClient implements AutoCloseable {
       boolean append, String ns, String key, ByteBuffer data, long tag) {
     RpmpBuffer copy;
     try {
-      copy = copyToBuffer(data);
+      copy = copyToBufferForWrite(ns, data);
     } catch (RpmpException e) {
       return CompletableFuture.failedFuture(e);
     }
