@@ -2,7 +2,9 @@
 # The key-value benchmark of issue 12, in one run on this machine: starts an
 # rpmp-server (pool in /dev/shm) and Debian's redis-server twice (persistence off, and
 # appendonly with appendfsync everysec), measures libfabric's own 4 KiB ping-pong
-# (fi_pingpong, tcp) and the loopback TCP limit (rpmp-bench's baseline), then drives
+# (fi_pingpong: tcp msg, and tcp;ofi_rxm rdm with one and two pairs, the round trips
+# per second the provider itself reaches) and the loopback TCP limit (rpmp-bench's
+# baseline), then drives
 # YCSB A/B/C/F with rpmp-kv-bench against all three with the same keys and threads,
 # and a depth-1 4 KiB read-only run for latency. Everything it started is stopped.
 # Usage: bench/kv/run-kv-bench.sh [BUILD_DIR] [rpmp-kv-bench flags...]
@@ -34,11 +36,11 @@ trap cleanup EXIT
 threads=${KV_THREADS:-2}
 echo "== setup: $(nproc) cores, $(awk '/MemTotal/ {printf "%.0f GiB", $2/1048576}' /proc/meminfo), $(uname -r); $(redis-server --version | cut -d' ' -f1-3)"
 
-# pingpong ENDPOINT PROVIDER OUT: fi_pingpong 4 KiB on loopback; prints its table into OUT.
-# Its usec/xfer is one way (a round trip is two transfers).
+# pingpong ENDPOINT PROVIDER OUT [PORT]: fi_pingpong 4 KiB on loopback; prints its table
+# into OUT. Its usec/xfer is one way (a round trip is two transfers).
 pingpong() {
-  local ep=$1 prov=$2 out=$3 fp fps try
-  fp=$(free_port)
+  local ep=$1 prov=$2 out=$3 fp=${4:-} fps try
+  [ -n "$fp" ] || fp=$(free_port)
   timeout 60 fi_pingpong -p "$prov" -e "$ep" -S 4096 -I "${KV_PINGPONG_ITERS:-20000}" -B "$fp" >"$out.server" 2>&1 &
   fps=$!
   # The server has no readiness signal: the client retries its connect.
@@ -58,6 +60,20 @@ echo "baseline fi_pingpong_4k_usec_per_xfer=${fi_us:-unknown}"
 pingpong rdm "tcp;ofi_rxm" "$work/fi_pingpong_rdm"
 fi_rdm_us=$(awk '$1=="4k" {print $7}' "$work/fi_pingpong_rdm")
 echo "baseline fi_pingpong_rdm_4k_usec_per_xfer=${fi_rdm_us:-unknown}"
+# The provider's own ceiling for synchronous callers: round trips per second of the
+# rdm ping-pong (two transfers each), with one pair, and with two pairs at once (the
+# shape of the 2-thread YCSB runs: every process polls, as RPMP's polling path does).
+roundtrips() { awk -v u="$1" 'BEGIN { if (u > 0) printf "%.0f", 1e6 / (2 * u) }'; }
+fi_rdm_rt=$(roundtrips "${fi_rdm_us:-0}")
+echo "baseline fi_pingpong_rdm_4k_roundtrips_per_s=${fi_rdm_rt:-unknown}"
+pp_a=$(free_port) pp_b=$(free_port)
+pingpong rdm "tcp;ofi_rxm" "$work/fi_pingpong_rdm_a" "$pp_a" >/dev/null &
+pp_pid=$!
+pingpong rdm "tcp;ofi_rxm" "$work/fi_pingpong_rdm_b" "$pp_b" >/dev/null
+wait "$pp_pid" || true
+fi_rdm2_rt=$(awk '$1=="4k" {s += 1e6 / (2 * $7)} END {if (s > 0) printf "%.0f", s}' \
+  "$work/fi_pingpong_rdm_a" "$work/fi_pingpong_rdm_b")
+echo "baseline fi_pingpong_rdm_4k_2pairs_roundtrips_per_s=${fi_rdm2_rt:-unknown}"
 
 rp=$(free_port)
 PMEM_IS_PMEM_FORCE=1 "$bin/rpmp-server" --listen "127.0.0.1:$rp" --pool "$pool:${KV_POOL_SIZE:-6G}" \
@@ -108,7 +124,18 @@ fi
 if [ -n "${fi_rdm_us:-}" ] && [ -n "$pp50" ]; then
   echo "ratio rpmp_poll_get_4k_p50_over_fi_pingpong_rdm=$(awk -v a="$pp50" -v b="$fi_rdm_us" 'BEGIN {printf "%.2f", a / b}')"
 fi
+# ops_per_s of workload C for one target in a kv-bench output file.
+ops_of() { awk -v t="$2" '$1=="workload=C" && $2=="target="t && $3=="size=4096" {for(i=1;i<=NF;i++) if ($i ~ /^ops_per_s=/) {sub("ops_per_s=","",$i); print $i}}' "$1"; }
+pops=$(ops_of "$work/depth1-poll" rpmp-poll) rops=$(ops_of "$work/depth1-poll" redis)
+if [ -n "${fi_rdm_rt:-}" ] && [ -n "$pops" ] && [ -n "$rops" ]; then
+  echo "ratio rpmp_poll_get_4k_ops_over_fi_pingpong_rdm_roundtrips=$(awk -v a="$pops" -v b="$fi_rdm_rt" 'BEGIN {printf "%.2f", a / b}')"
+  echo "ratio redis_get_4k_ops_over_fi_pingpong_rdm_roundtrips=$(awk -v a="$rops" -v b="$fi_rdm_rt" 'BEGIN {printf "%.2f", a / b}')"
+fi
 
 echo "== YCSB workloads, $threads threads, every target in one run"
 "$bin/rpmp-kv-bench" --target "redis=redis:127.0.0.1:$r1" --target "redis-aof=redis:127.0.0.1:$r2" \
-  --target "rpmp=rpmp:127.0.0.1:$rp" --baseline redis --threads "$threads" "$@"
+  --target "rpmp=rpmp:127.0.0.1:$rp" --baseline redis --threads "$threads" "$@" | tee "$work/ycsb"
+rops2=$(ops_of "$work/ycsb" redis | head -1)
+if [ "$threads" = 2 ] && [ -n "${fi_rdm2_rt:-}" ] && [ -n "$rops2" ]; then
+  echo "ratio redis_ycsb_c_ops_over_fi_pingpong_rdm_2pairs_roundtrips=$(awk -v a="$rops2" -v b="$fi_rdm2_rt" 'BEGIN {printf "%.2f", a / b}')"
+fi

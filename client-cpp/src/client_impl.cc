@@ -3,7 +3,6 @@
 
 #include <algorithm>
 #include <cstring>
-#include <future>
 #include <thread>
 
 #include "common/crc32c.h"
@@ -61,16 +60,15 @@ bool ClientImpl::MayRetry(Repeat repeat, const Status& st, bool sent, bool sessi
   return false;
 }
 
-template <typename T>
-void ClientImpl::Await(const std::future<T>& f, Connection::PollingScope* polling) {
+void ClientImpl::Await(CallLatch& done, Connection::PollingScope* polling) {
   if (options_.poll_for.count() > 0) {
     const auto until = std::chrono::steady_clock::now() + options_.poll_for;
-    while (f.wait_for(std::chrono::seconds(0)) != std::future_status::ready) {
+    while (!done.Ready()) {
       if (conn_->PollOnce() == 0 && std::chrono::steady_clock::now() > until) break;
     }
   }
   polling->End();  // the progress thread takes over if the reply is not in yet
-  f.wait();
+  done.Wait();
 }
 
 Status ClientImpl::Call(wire::Request& req, std::shared_ptr<CallResult>* out, Repeat repeat,
@@ -84,17 +82,15 @@ Status ClientImpl::Call(wire::Request& req, std::shared_ptr<CallResult>* out, Re
     if (!session.ok()) {
       result->status = session;
     } else {
-      auto done = std::make_shared<std::promise<void>>();
-      std::future<void> f = done->get_future();
       Connection::PollingScope polling(conn_.get(), options_.poll_for.count() > 0);
-      sent = conn_->Submit(req, [result, done](const Status& st, const wire::Response& r) {
+      sent = conn_->Submit(req, [result](const Status& st, const wire::Response& r) {
         result->status = st;
         result->resp = r;
         result->inline_copy.assign(r.inline_data.data(), r.inline_data.size());
         result->resp.inline_data = result->inline_copy;
-        done->set_value();
+        result->done.Set();
       }, keepalive, &polling);
-      Await(f, &polling);
+      Await(result->done, &polling);
     }
     bool again = !result->status.ok() &&
                  MayRetry(repeat, result->status, sent, conn_->needs_hello()) &&
@@ -257,13 +253,15 @@ StatusOr<ObjectMeta> ClientImpl::ListRecords(const std::string& ns, const std::s
 }
 
 Status ClientImpl::ReadRecord(const RecordRef& r, Buffer* dst, size_t dst_offset) {
-  std::promise<Status> p;
-  std::future<Status> f = p.get_future();
+  auto result = std::make_shared<CallResult>();
   Connection::PollingScope polling(conn_.get(), options_.poll_for.count() > 0);
   polling.Begin();  // a one-sided read takes no call slot: nothing to wait for first
-  ReadRecordAsync(r, dst, dst_offset, [&p](Status st) { p.set_value(st); });
-  Await(f, &polling);
-  return f.get();
+  ReadRecordAsync(r, dst, dst_offset, [result](Status st) {
+    result->status = std::move(st);
+    result->done.Set();
+  });
+  Await(result->done, &polling);
+  return result->status;
 }
 
 Status ClientImpl::Delete(const std::string& ns, const std::string& key) {

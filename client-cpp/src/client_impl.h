@@ -3,10 +3,10 @@
 // results. Internal to client-cpp (callers use rpmp::Client).
 #pragma once
 
-#include <future>
 #include <memory>
 #include <string>
 
+#include "client-cpp/src/call_latch.h"
 #include "client-cpp/src/connection.h"
 #include "client-cpp/src/helper_threads.h"
 #include "client-cpp/src/write_ids.h"
@@ -19,6 +19,7 @@ struct CallResult {
   Status status;
   wire::Response resp;
   std::string inline_copy;
+  CallLatch done;  // set once the fields above are final
 };
 
 class ClientImpl : public Client {
@@ -106,11 +107,10 @@ class ClientImpl : public Client {
   void SubmitGet(const std::string& ns, const std::string& key, Buffer* out, Callback done,
                  int attempt);
   Status CheckNode(const GlobalAddress& addr) const;
-  // Waits for `f`: first polling the fabric on this thread for options.poll_for (the
+  // Waits for `done`: first polling the fabric on this thread for options.poll_for (the
   // reply is then handled here, not handed over by the progress thread), then ends
   // `polling` (taken before the submission) and sleeps.
-  template <typename T>
-  void Await(const std::future<T>& f, Connection::PollingScope* polling);
+  void Await(CallLatch& done, Connection::PollingScope* polling);
 
   std::unique_ptr<Connection> conn_;
   ClientOptions options_;
