@@ -12,10 +12,8 @@
 package org.apache.spark.shuffle.rpmp
 
 import org.apache.spark.{ShuffleDependency, SparkEnv, TaskContext}
-import org.apache.spark.internal.Logging
-import org.apache.spark.scheduler.MapStatus
 import org.apache.spark.serializer.SerializationStream
-import org.apache.spark.shuffle.{ShuffleWriteMetricsReporter, ShuffleWriter}
+import org.apache.spark.shuffle.ShuffleWriteMetricsReporter
 import org.apache.spark.storage.ShuffleBlockId
 import org.apache.spark.util.Utils
 
@@ -26,18 +24,11 @@ private[spark] class RpmpBypassShuffleWriter[K, V, C](
     metrics: ShuffleWriteMetricsReporter,
     clients: RpmpClientCache,
     conf: RpmpConf)
-  extends ShuffleWriter[K, V] with Logging {
+  extends RpmpMapWriter[K, V, C](handle, mapId) {
 
-  private val dep = handle.dependency
-  private val coords = handle.coordinates
-  private val numPartitions = dep.partitioner.numPartitions
-  private var partitionLengths = new Array[Long](numPartitions)
-  // One per partition when Spark asks for row checksums (SQL shuffles, Spark 4.1+).
-  private val rowChecksums: Option[RowChecksums] = SparkCompat.rowChecksums(dep)
   private val sinks = new Array[RegisteredSink](numPartitions)
   private val streams = new Array[SerializationStream](numPartitions)
   private var appender: ChunkAppender = _
-  private var stopping = false
 
   override def write(input: Iterator[Product2[K, V]]): Unit = {
     // Like Spark's writers: the checksum covers the input records.
@@ -85,29 +76,21 @@ private[spark] class RpmpBypassShuffleWriter[K, V, C](
     appender.pushSink(p, sink, last)
   }
 
-  override def stop(success: Boolean): Option[MapStatus] = {
-    if (stopping) return None
-    stopping = true
-    try {
-      RpmpShuffleWriter.mapStatus(success, coords, mapId, partitionLengths, rowChecksums)
-    } finally {
-      var p = 0
-      while (p < numPartitions) {
-        if (streams(p) != null) {
-          Utils.tryLogNonFatalError(streams(p).close())
-          streams(p) = null
-        }
-        if (sinks(p) != null) {
-          Utils.tryLogNonFatalError(sinks(p).buffer.close())
-          sinks(p) = null
-        }
-        p += 1
+  override protected def release(): Unit = {
+    var p = 0
+    while (p < numPartitions) {
+      if (streams(p) != null) {
+        Utils.tryLogNonFatalError(streams(p).close())
+        streams(p) = null
       }
-      if (appender != null) Utils.tryLogNonFatalError(appender.release())
+      if (sinks(p) != null) {
+        Utils.tryLogNonFatalError(sinks(p).buffer.close())
+        sinks(p) = null
+      }
+      p += 1
     }
+    if (appender != null) Utils.tryLogNonFatalError(appender.release())
   }
-
-  override def getPartitionLengths(): Array[Long] = partitionLengths
 }
 
 private[spark] object RpmpBypassShuffleWriter {

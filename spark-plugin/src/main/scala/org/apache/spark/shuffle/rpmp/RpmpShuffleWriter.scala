@@ -5,7 +5,9 @@
 // stop(true) waits for all appends and reports each partition's data bytes in a MapStatus
 // whose location is synthetic (it does not die with this executor), with Spark's
 // order-independent row checksum of the input records (dep.rowBasedChecksums, Spark 4.1+)
-// so Spark can tell a non-deterministic rerun. Created by RpmpShuffleManager.getWriter.
+// so Spark can tell a non-deterministic rerun (RpmpMapWriter). Created by
+// RpmpShuffleManager.getWriter for map-side-combining shuffles and serializers without
+// relocation.
 package org.apache.spark.shuffle.rpmp
 
 import java.io.{IOException, OutputStream}
@@ -15,10 +17,8 @@ import java.util.concurrent.{CompletableFuture, TimeUnit}
 import scala.collection.mutable
 
 import org.apache.spark.{SparkEnv, TaskContext}
-import org.apache.spark.internal.Logging
-import org.apache.spark.scheduler.MapStatus
-import org.apache.spark.shuffle.{ShuffleWriteMetricsReporter, ShuffleWriter}
-import org.apache.spark.storage.{BlockManagerId, ShuffleBlockId}
+import org.apache.spark.shuffle.ShuffleWriteMetricsReporter
+import org.apache.spark.storage.ShuffleBlockId
 
 private[spark] class RpmpShuffleWriter[K, V, C](
     handle: RpmpShuffleHandle[K, V, C],
@@ -27,22 +27,14 @@ private[spark] class RpmpShuffleWriter[K, V, C](
     metrics: ShuffleWriteMetricsReporter,
     clients: RpmpClientCache,
     conf: RpmpConf)
-  extends ShuffleWriter[K, V] with Logging {
+  extends RpmpMapWriter[K, V, C](handle, mapId) {
 
-  private val dep = handle.dependency
-  private val coords = handle.coordinates
-  private val numPartitions = dep.partitioner.numPartitions
-  // Data bytes (chunk headers excluded) pushed per partition: the MapStatus sizes.
-  private val partitionLengths = new Array[Long](numPartitions)
   private val nextSeq = new Array[Int](numPartitions)
   private val sawLast = new Array[Boolean](numPartitions)
   private val serializerInstance = dep.serializer.newInstance()
   private val serializerManager = SparkEnv.get.serializerManager
   private val pending = mutable.Queue.empty[(Int, CompletableFuture[Void])]
-  // One per partition when Spark asks for row checksums (SQL shuffles, Spark 4.1+), else empty.
-  private val rowChecksums: Option[RowChecksums] = SparkCompat.rowChecksums(dep)
   private var buffers: PartitionBuffers = _
-  private var stopping = false
 
   private def openStream(partition: Int, sink: OutputStream) = {
     val blockId = ShuffleBlockId(coords.shuffleId, mapId, partition)
@@ -119,48 +111,8 @@ private[spark] class RpmpShuffleWriter[K, V, C](
     metrics.incWriteTime(System.nanoTime() - start)
   }
 
-  override def stop(success: Boolean): Option[MapStatus] = {
-    if (stopping) return None
-    stopping = true
-    try {
-      RpmpShuffleWriter.mapStatus(success, coords, mapId, partitionLengths, rowChecksums)
-    } finally {
-      if (buffers != null) buffers.releaseAll()
-      pending.clear()
-    }
+  override protected def release(): Unit = {
+    if (buffers != null) buffers.releaseAll()
+    pending.clear()
   }
-
-  override def getPartitionLengths(): Array[Long] = partitionLengths
-}
-
-private[spark] object RpmpShuffleWriter {
-  /**
-   * What a map writer's stop(success) reports, for both writers: the MapStatus with the
-   * data-byte sizes and the row checksum (0 without one) when the attempt succeeded; None
-   * otherwise, so what the attempt appended is in no MapStatus and readers ignore it.
-   */
-  def mapStatus(
-      success: Boolean,
-      coords: RpmpShuffleCoordinates,
-      mapId: Long,
-      partitionLengths: Array[Long],
-      rowChecksums: Option[RowChecksums]): Option[MapStatus] =
-    if (!success) None
-    else Some(MapStatuses(location(coords, mapId), partitionLengths, mapId,
-      rowChecksums.map(_.aggregated).getOrElse(0L)))
-
-  /** Host of every RPMP MapStatus location: no executor, worker or RPMP node has it. */
-  val SyntheticHost = "rpmp-shuffle.invalid"
-
-  /**
-   * The MapStatus location of a map output stored in RPMP: executor id
-   * "rpmp-shuffle-<shuffleId>" and host SyntheticHost, which name no real executor or host, so
-   *  - losing an executor (removal by executor id) or a Standalone worker or host (removal by
-   *    host) never unregisters RPMP outputs, and reduce tasks get no false locality;
-   *  - a FetchFailed (data missing in RPMP) makes the DAGScheduler drop every output of this one
-   *    shuffle (it removes all outputs of the failing location's executor id), so the map stage
-   *    is recomputed in one go rather than one map per stage attempt.
-   */
-  def location(coords: RpmpShuffleCoordinates, mapId: Long): BlockManagerId =
-    BlockManagerId(s"rpmp-shuffle-${coords.shuffleId}", SyntheticHost, 1)
 }

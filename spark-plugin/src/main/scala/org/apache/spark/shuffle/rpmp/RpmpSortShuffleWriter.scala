@@ -4,14 +4,12 @@
 // id, and each partition's run is compressed into registered memory and appended as chunks
 // (ChunkPusher). UnsafeRows skip the serializer: their bytes go to the page as they are,
 // in UnsafeRowSerializer's format. Per-record work and memory do not depend on the number
-// of partitions. stop(true) reports exact per-partition sizes like RpmpShuffleWriter.
+// of partitions. stop(true) reports exact per-partition sizes (RpmpMapWriter).
 // Created by RpmpShuffleManager.getWriter when RpmpSortShuffleWriter.canUse.
 package org.apache.spark.shuffle.rpmp
 
 import org.apache.spark.{ShuffleDependency, SparkEnv, TaskContext}
-import org.apache.spark.internal.Logging
-import org.apache.spark.scheduler.MapStatus
-import org.apache.spark.shuffle.{ShuffleWriteMetricsReporter, ShuffleWriter}
+import org.apache.spark.shuffle.ShuffleWriteMetricsReporter
 import org.apache.spark.shuffle.sort.RpmpRecordSorter
 import org.apache.spark.storage.ShuffleBlockId
 import org.apache.spark.unsafe.Platform
@@ -24,17 +22,10 @@ private[spark] class RpmpSortShuffleWriter[K, V, C](
     metrics: ShuffleWriteMetricsReporter,
     clients: RpmpClientCache,
     conf: RpmpConf)
-  extends ShuffleWriter[K, V] with Logging {
+  extends RpmpMapWriter[K, V, C](handle, mapId) {
 
-  private val dep = handle.dependency
-  private val coords = handle.coordinates
-  private val numPartitions = dep.partitioner.numPartitions
-  private var partitionLengths = new Array[Long](numPartitions)
   private var sorter: RpmpRecordSorter = _
   private var pusher: ChunkPusher = _
-  private var stopping = false
-  // One per partition when Spark asks for row checksums (SQL shuffles, Spark 4.1+).
-  private val rowChecksums: Option[RowChecksums] = SparkCompat.rowChecksums(dep)
 
   override def write(input: Iterator[Product2[K, V]]): Unit = {
     // Like Spark's writers: the checksum covers the input records.
@@ -77,18 +68,10 @@ private[spark] class RpmpSortShuffleWriter[K, V, C](
     logDebug(s"map $mapId: $count records, ${sorter.runs} run(s), ${pusher.chunksPushed} chunks")
   }
 
-  override def stop(success: Boolean): Option[MapStatus] = {
-    if (stopping) return None
-    stopping = true
-    try {
-      RpmpShuffleWriter.mapStatus(success, coords, mapId, partitionLengths, rowChecksums)
-    } finally {
-      if (sorter != null) Utils.tryLogNonFatalError(sorter.freeAll())
-      if (pusher != null) Utils.tryLogNonFatalError(pusher.release())
-    }
+  override protected def release(): Unit = {
+    if (sorter != null) Utils.tryLogNonFatalError(sorter.freeAll())
+    if (pusher != null) Utils.tryLogNonFatalError(pusher.release())
   }
-
-  override def getPartitionLengths(): Array[Long] = partitionLengths
 }
 
 private[spark] object RpmpSortShuffleWriter {

@@ -52,9 +52,9 @@ class RpmpConfTest {
     assertEquals("cluster:p1:7410,p2:7411", c.serverFor(0))
     assertEquals(c.serverFor(0), c.serverFor(4))
     // The location is synthetic: neither a proxy's, a server's nor an executor's host.
-    val loc = RpmpShuffleWriter.location(c, 17L)
+    val loc = RpmpMapWriter.location(c, 17L)
     assertEquals("rpmp-shuffle-3", loc.executorId)
-    assertEquals(RpmpShuffleWriter.SyntheticHost, loc.host)
+    assertEquals(RpmpMapWriter.SyntheticHost, loc.host)
     assertTrue(loc.host.endsWith(".invalid"))
   }
 

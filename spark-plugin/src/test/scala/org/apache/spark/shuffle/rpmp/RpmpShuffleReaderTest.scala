@@ -97,7 +97,7 @@ class RpmpShuffleReaderTest {
   /** Registers map `mapIndex`'s attempt `mapId` with these partition sizes. */
   private def register(mapIndex: Int, mapId: Long, sizes: Array[Long]): Unit =
     tracker.registerMapOutput(dep.shuffleId, mapIndex,
-      MapStatus(RpmpShuffleWriter.location(coords, mapId), sizes, mapId))
+      MapStatus(RpmpMapWriter.location(coords, mapId), sizes, mapId))
 
   private def records(p: Int, map: Int) = (0 until 40).map(i => (i * 2 + p, s"m$map-p$p-$i"))
 

@@ -9,7 +9,7 @@ class MapStatusesTest {
   def mapStatusWithoutChecksumOnThisSpark(): Unit = {
     assertFalse(MapStatuses.carriesChecksum)
     val c = RpmpShuffleCoordinates("app", "1", 3, 10, 5, Seq("a:1"))
-    val s = MapStatuses(RpmpShuffleWriter.location(c, 7L), Array(10L, 0L, 3L), 7L, 12345L)
+    val s = MapStatuses(RpmpMapWriter.location(c, 7L), Array(10L, 0L, 3L), 7L, 12345L)
     assertEquals(7L, s.mapId)
     assertEquals(0L, s.getSizeForBlock(1))
     assertTrue(s.getSizeForBlock(0) > 0)
