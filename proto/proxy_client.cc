@@ -9,6 +9,7 @@
 #include <thread>
 
 #include "common/log.h"
+#include "proto/tls_probe.h"
 
 namespace rpmp {
 namespace {
@@ -123,6 +124,13 @@ StatusOr<Resp> ProxyClient::Invoke(const char* what, bool leader_only, const Req
       bool retryable = gs.error_code() == grpc::StatusCode::UNAVAILABLE ||
                        gs.error_code() == grpc::StatusCode::DEADLINE_EXCEEDED;
       if (!retryable) return last;
+      // Plaintext against a TLS proxy fails as "unavailable" on every attempt: say so at
+      // once instead of retrying for the whole window.
+      if (!tls_ && gs.error_code() == grpc::StatusCode::UNAVAILABLE && ServesTls(addr)) {
+        return Status::Unavailable(std::string(what) + ": proxy " + addr +
+                                   " serves TLS and this client has no certificate: set " +
+                                   kTlsDirEnv + " (ca.crt, client.crt, client.key)");
+      }
       std::string hint = LeaderTrailer(ctx);
       if (!hint.empty() && hint != addr) {
         std::lock_guard<std::mutex> lock(mu_);
@@ -141,6 +149,18 @@ StatusOr<Resp> ProxyClient::Invoke(const char* what, bool leader_only, const Req
     std::this_thread::sleep_for(backoff);
     backoff = std::min(backoff * 2, std::chrono::milliseconds(500));
   }
+}
+
+bool ProxyClient::ServesTls(const std::string& addr) {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    auto it = tls_probed_.find(addr);
+    if (it != tls_probed_.end()) return it->second;
+  }
+  bool tls = PeerSpeaksTls(addr, std::chrono::milliseconds(1000));
+  std::lock_guard<std::mutex> lock(mu_);
+  tls_probed_[addr] = tls;
+  return tls;
 }
 
 StatusOr<v1::HeartbeatReply> ProxyClient::Heartbeat(const v1::HeartbeatRequest& req) {

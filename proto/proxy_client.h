@@ -3,7 +3,8 @@
 // rpmpctl. It knows every proxy of the cluster, finds the leader (from the
 // `rpmp-leader` trailer of a follower's UNAVAILABLE, or by trying each proxy), sends
 // leader-only calls there, and retries UNAVAILABLE answers with backoff until
-// `retry_for` has passed. Other errors come back at once, with the proxy's message;
+// `retry_for` has passed; a plaintext client that reaches a proxy serving TLS is told so
+// at once (tls_probe.h). Other errors come back at once, with the proxy's message;
 // gRPC codes map one-to-one onto rpmp::StatusCode.
 // Channels use mutual TLS when ProxyClientOptions::tls or $RPMP_TLS_DIR names the
 // files (proxy_credentials.h), plaintext otherwise.
@@ -63,6 +64,8 @@ class ProxyClient {
   v1::Proxy::Stub* StubFor(const std::string& addr);
   // Proxies in the order to try: leader (or last good one) first.
   std::vector<std::string> Order(bool leader_only);
+  // Whether addr answers TLS (PeerSpeaksTls), probed once per address and remembered.
+  bool ServesTls(const std::string& addr);
 
   const std::vector<std::string> proxies_;
   ProxyClientOptions options_;
@@ -72,6 +75,7 @@ class ProxyClient {
   mutable std::mutex mu_;
   std::string leader_, last_good_;
   std::unordered_map<std::string, std::unique_ptr<v1::Proxy::Stub>> stubs_;
+  std::unordered_map<std::string, bool> tls_probed_;  // ServesTls answers so far
 };
 
 // "a,b , c" -> {"a","b","c"} (empty parts dropped).

@@ -3,7 +3,8 @@
 # clients: deploy/local-cluster.sh (etcd with client-certificate auth, 2 rpmp-proxy
 # with mutual TLS, 3 rpmp-server heartbeating with their node certificates) on random
 # loopback ports, then rpmpctl and rpmp-server as an attacker would use them:
-#   - rpmpctl without RPMP_TLS_DIR, and with a certificate of another CA: refused;
+#   - rpmpctl without RPMP_TLS_DIR (told at once that the proxies serve TLS), and with
+#     a certificate of another CA: refused;
 #   - an rpmp-server restarted on node0's pool with node1's certificate: its
 #     heartbeats are refused (permission denied), node0 stays bound to node0;
 #   - drain, and `ns rm` of another application's namespace, need the admin
@@ -51,7 +52,12 @@ expect_refused() {
 }
 
 echo "== gRPC without TLS, and with a certificate from another CA"
-expect_refused "rpmpctl without RPMP_TLS_DIR" "RPMP_TLS_DIR" env -u RPMP_TLS_DIR "$BIN/rpmpctl" --proxy "$RPMP_PROXIES" nodes
+t0=$(date +%s%N)
+expect_refused "rpmpctl without RPMP_TLS_DIR" "serves TLS .*RPMP_TLS_DIR" env -u RPMP_TLS_DIR "$BIN/rpmpctl" --proxy "$RPMP_PROXIES" nodes
+# Told at once (a TLS probe of the proxy), not after the 10 s retry window.
+took_ms=$(( ($(date +%s%N) - t0) / 1000000 ))
+[ "$took_ms" -lt 5000 ] || fail "rpmpctl without RPMP_TLS_DIR took ${took_ms} ms to fail (want < 5000: no retry window)"
+echo "ok plaintext against the TLS proxies failed in ${took_ms} ms"
 "$here/../../deploy/make-certs.sh" "$work/other-ca" --nodes node0 >/dev/null
 mkdir -p "$work/wrong"
 cp "$tls/ca.crt" "$work/wrong/ca.crt"                      # trusts the real proxies...

@@ -1,0 +1,75 @@
+// Implementation of PeerSpeaksTls (tls_probe.h).
+#include "proto/tls_probe.h"
+
+#include <netdb.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdint>
+#include <vector>
+
+#include "common/config_util.h"
+
+namespace rpmp {
+namespace {
+
+// A minimal TLS 1.2 ClientHello: version 3.3, zero random, no session, two cipher suites
+// (ECDHE-RSA-AES128-GCM-SHA256, TLS_AES_128_GCM_SHA256), null compression, no
+// extensions. Servers may refuse it (with an alert record): that answer is TLS too.
+std::vector<uint8_t> ClientHello() {
+  std::vector<uint8_t> body = {0x03, 0x03};
+  body.insert(body.end(), 32, 0);                          // random
+  body.push_back(0);                                       // session id length
+  for (uint8_t b : {0x00, 0x04, 0xc0, 0x2f, 0x13, 0x01})  // cipher suites
+    body.push_back(b);
+  for (uint8_t b : {0x01, 0x00, 0x00, 0x00}) body.push_back(b);  // compression; no extensions
+  std::vector<uint8_t> hs = {0x01, 0x00, static_cast<uint8_t>(body.size() >> 8),
+                             static_cast<uint8_t>(body.size())};
+  hs.insert(hs.end(), body.begin(), body.end());
+  std::vector<uint8_t> rec = {0x16, 0x03, 0x01, static_cast<uint8_t>(hs.size() >> 8),
+                              static_cast<uint8_t>(hs.size())};
+  rec.insert(rec.end(), hs.begin(), hs.end());
+  return rec;
+}
+
+bool WaitFor(int fd, short events, std::chrono::steady_clock::time_point until) {
+  auto left = std::chrono::duration_cast<std::chrono::milliseconds>(until - std::chrono::steady_clock::now());
+  if (left.count() <= 0) return false;
+  pollfd p{fd, events, 0};
+  return ::poll(&p, 1, static_cast<int>(left.count())) == 1 && (p.revents & events);
+}
+
+}  // namespace
+
+bool PeerSpeaksTls(const std::string& host_port, std::chrono::milliseconds timeout) {
+  StatusOr<HostPort> hp = ParseHostPort(host_port);
+  if (!hp.ok()) return false;
+  const auto until = std::chrono::steady_clock::now() + timeout;
+  addrinfo hints{};
+  hints.ai_socktype = SOCK_STREAM;
+  addrinfo* res = nullptr;
+  if (getaddrinfo(hp->host.c_str(), hp->port.c_str(), &hints, &res) != 0 || res == nullptr) return false;
+  int fd = ::socket(res->ai_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+  bool tls = false;
+  if (fd >= 0) {
+    int r = ::connect(fd, res->ai_addr, res->ai_addrlen);
+    bool connected = r == 0 || (errno == EINPROGRESS && WaitFor(fd, POLLOUT, until));
+    int err = 0;
+    socklen_t len = sizeof(err);
+    if (connected && ::getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &len) == 0 && err == 0) {
+      std::vector<uint8_t> hello = ClientHello();
+      uint8_t first = 0;
+      if (::send(fd, hello.data(), hello.size(), MSG_NOSIGNAL) == static_cast<ssize_t>(hello.size()) &&
+          WaitFor(fd, POLLIN, until) && ::recv(fd, &first, 1, 0) == 1) {
+        tls = first == 0x15 || first == 0x16;  // alert or handshake record
+      }
+    }
+    ::close(fd);
+  }
+  freeaddrinfo(res);
+  return tls;
+}
+
+}  // namespace rpmp
