@@ -2,8 +2,11 @@
 // in rpmp/cluster.h), a snapshot. Read by applications and the Spark plugin's metrics.
 package io.rpmp.client;
 
-/** Counters of one cluster client since it connected. */
+/** Counters of one cluster client since it connected (or a sum of several: {@link #plus}). */
 public final class ClusterCounters {
+  /** All counters zero: the sum of no clients. */
+  public static final ClusterCounters ZERO = new ClusterCounters(0, 0, 0, 0);
+
   private final long serverConnections;
   private final long stagedCopies;
   private final long stagedBytes;
@@ -35,6 +38,13 @@ public final class ClusterCounters {
   /** Calls sent again after a failover answer, the namespace's placement refreshed first. */
   public long failoverRetries() {
     return failoverRetries;
+  }
+
+  /** The counters of this and {@code other} added up (e.g. over the clients of one JVM). */
+  public ClusterCounters plus(ClusterCounters other) {
+    return new ClusterCounters(serverConnections + other.serverConnections,
+        stagedCopies + other.stagedCopies, stagedBytes + other.stagedBytes,
+        failoverRetries + other.failoverRetries);
   }
 
   @Override

@@ -140,6 +140,11 @@ class RpmpClusterTest {
     assertTrue(counters.serverConnections() >= 1, counters.toString());
     assertEquals(0, counters.stagedCopies(), counters.toString());
     assertEquals(0, counters.stagedBytes(), counters.toString());
+    // Sums (the Spark plugin adds up the counters of a JVM's clients).
+    ClusterCounters twice = counters.plus(counters);
+    assertEquals(2 * counters.serverConnections(), twice.serverConnections());
+    assertEquals(2 * counters.failoverRetries(), twice.failoverRetries());
+    assertEquals(counters.serverConnections(), ClusterCounters.ZERO.plus(counters).serverConnections());
     client.deleteNamespaces("jt-routed", true);
   }
 

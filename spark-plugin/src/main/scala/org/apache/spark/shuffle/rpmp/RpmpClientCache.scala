@@ -8,7 +8,7 @@ package org.apache.spark.shuffle.rpmp
 import java.time.Duration
 import java.util.concurrent.ConcurrentHashMap
 
-import io.rpmp.client.{RpmpClient, RpmpClientOptions, RpmpException, RpmpUnavailableException}
+import io.rpmp.client.{ClusterCounters, RpmpClient, RpmpClientOptions, RpmpException, RpmpUnavailableException}
 
 import org.apache.spark.internal.Logging
 
@@ -81,18 +81,12 @@ private[spark] class RpmpClientCache(conf: RpmpConf, clientName: String) extends
 
   /**
    * librpmp's cluster client counters summed over this cache's cluster clients (open
-   * ones; a dropped client counts until closeAll): {server connections, staged copies,
-   * failover retries}. Zeros in server-direct mode.
+   * ones; a dropped client counts until closeAll). Zeros in server-direct mode.
    */
-  def clusterCounters: Array[Long] = {
-    val sum = new Array[Long](3)
+  def clusterCounters: ClusterCounters = {
+    var sum = ClusterCounters.ZERO
     def add(c: RpmpClient): Unit = try {
-      if (!c.isClosed && c.isCluster) {
-        val k = c.clusterCounters()
-        sum(0) += k.serverConnections
-        sum(1) += k.stagedCopies
-        sum(2) += k.failoverRetries
-      }
+      if (!c.isClosed && c.isCluster) sum = sum.plus(c.clusterCounters())
     } catch {
       case _: RpmpException | _: IllegalStateException => // closed meanwhile: not counted
     }

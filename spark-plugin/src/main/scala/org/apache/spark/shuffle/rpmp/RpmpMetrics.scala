@@ -10,6 +10,7 @@ package org.apache.spark.shuffle.rpmp
 import java.util.concurrent.{CompletableFuture, TimeUnit}
 
 import com.codahale.metrics.{Counter, Gauge, MetricRegistry, Timer}
+import io.rpmp.client.ClusterCounters
 
 import org.apache.spark.SparkEnv
 import org.apache.spark.internal.Logging
@@ -47,12 +48,14 @@ private[spark] object RpmpMetrics extends Logging {
 
   // The live-buffer count and cluster counters of the newest shuffle manager of this JVM.
   @volatile private var liveBufferCount: () => Int = () => 0
-  @volatile private var clusterCounts: () => Array[Long] = () => Array(0L, 0L, 0L)
+  @volatile private var clusterCounts: () => ClusterCounters = () => ClusterCounters.ZERO
   registry.register("liveBuffers", new Gauge[Int] { override def getValue: Int = liveBufferCount() })
-  /** librpmp's cluster client: connections opened, staged copies, failover retries. */
-  for ((name, i) <- Seq("serverConnections", "stagedCopies", "failoverRetries").zipWithIndex) {
-    registry.register(name, new Gauge[Long] { override def getValue: Long = clusterCounts()(i) })
-  }
+  /** librpmp's cluster clients: connections opened, staged copies, failover retries. */
+  private def clusterGauge(name: String, read: ClusterCounters => Long): Unit =
+    registry.register(name, new Gauge[Long] { override def getValue: Long = read(clusterCounts()) })
+  clusterGauge("serverConnections", _.serverConnections)
+  clusterGauge("stagedCopies", _.stagedCopies)
+  clusterGauge("failoverRetries", _.failoverRetries)
 
   private val source = new RpmpMetricsSource(registry)
   // The metrics system the source is registered with (a new SparkEnv has a new one).
@@ -61,9 +64,9 @@ private[spark] object RpmpMetrics extends Logging {
   /**
    * Registers the Source with this JVM's SparkEnv's metrics system, once per SparkEnv, and
    * makes the liveBuffers gauge read `liveBuffers` and the cluster gauges `clusterCounters`
-   * ({server connections, staged copies, failover retries}). A no-op before SparkEnv exists.
+   * (summed over the JVM's cluster clients). A no-op before SparkEnv exists.
    */
-  def register(liveBuffers: () => Int, clusterCounters: () => Array[Long]): Unit = synchronized {
+  def register(liveBuffers: () => Int, clusterCounters: () => ClusterCounters): Unit = synchronized {
     val env = SparkEnv.get
     if (env != null && (registeredWith ne env.metricsSystem)) {
       liveBufferCount = liveBuffers
