@@ -157,10 +157,11 @@ bool ProxyClient::ServesTls(const std::string& addr) {
     auto it = tls_probed_.find(addr);
     if (it != tls_probed_.end()) return it->second;
   }
-  bool tls = PeerSpeaksTls(addr, std::chrono::milliseconds(1000));
+  TlsProbe answer = ProbeTls(addr, std::chrono::milliseconds(1000));
+  if (answer == TlsProbe::kNoAnswer) return false;  // down or unreachable: ask again later
   std::lock_guard<std::mutex> lock(mu_);
-  tls_probed_[addr] = tls;
-  return tls;
+  tls_probed_[addr] = answer == TlsProbe::kTls;
+  return answer == TlsProbe::kTls;
 }
 
 StatusOr<v1::HeartbeatReply> ProxyClient::Heartbeat(const v1::HeartbeatRequest& req) {

@@ -64,7 +64,8 @@ class ProxyClient {
   v1::Proxy::Stub* StubFor(const std::string& addr);
   // Proxies in the order to try: leader (or last good one) first.
   std::vector<std::string> Order(bool leader_only);
-  // Whether addr answers TLS (PeerSpeaksTls), probed once per address and remembered.
+  // Whether addr answers TLS (ProbeTls). An answer, either way, is remembered for the
+  // address; no answer (a proxy down) is asked again on its next failure.
   bool ServesTls(const std::string& addr);
 
   const std::vector<std::string> proxies_;

@@ -1,4 +1,4 @@
-// Implementation of PeerSpeaksTls (tls_probe.h).
+// Implementation of ProbeTls (tls_probe.h).
 #include "proto/tls_probe.h"
 
 #include <netdb.h>
@@ -43,16 +43,17 @@ bool WaitFor(int fd, short events, std::chrono::steady_clock::time_point until) 
 
 }  // namespace
 
-bool PeerSpeaksTls(const std::string& host_port, std::chrono::milliseconds timeout) {
+TlsProbe ProbeTls(const std::string& host_port, std::chrono::milliseconds timeout) {
   StatusOr<HostPort> hp = ParseHostPort(host_port);
-  if (!hp.ok()) return false;
+  if (!hp.ok()) return TlsProbe::kNoAnswer;
   const auto until = std::chrono::steady_clock::now() + timeout;
   addrinfo hints{};
   hints.ai_socktype = SOCK_STREAM;
   addrinfo* res = nullptr;
-  if (getaddrinfo(hp->host.c_str(), hp->port.c_str(), &hints, &res) != 0 || res == nullptr) return false;
+  if (getaddrinfo(hp->host.c_str(), hp->port.c_str(), &hints, &res) != 0 || res == nullptr)
+    return TlsProbe::kNoAnswer;
   int fd = ::socket(res->ai_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
-  bool tls = false;
+  TlsProbe answer = TlsProbe::kNoAnswer;
   if (fd >= 0) {
     int r = ::connect(fd, res->ai_addr, res->ai_addrlen);
     bool connected = r == 0 || (errno == EINPROGRESS && WaitFor(fd, POLLOUT, until));
@@ -62,14 +63,19 @@ bool PeerSpeaksTls(const std::string& host_port, std::chrono::milliseconds timeo
       std::vector<uint8_t> hello = ClientHello();
       uint8_t first = 0;
       if (::send(fd, hello.data(), hello.size(), MSG_NOSIGNAL) == static_cast<ssize_t>(hello.size()) &&
-          WaitFor(fd, POLLIN, until) && ::recv(fd, &first, 1, 0) == 1) {
-        tls = first == 0x15 || first == 0x16;  // alert or handshake record
+          WaitFor(fd, POLLIN, until)) {
+        ssize_t n = ::recv(fd, &first, 1, 0);
+        if (n == 1 && (first == 0x15 || first == 0x16)) {  // alert or handshake record
+          answer = TlsProbe::kTls;
+        } else if (n >= 0) {  // other bytes, or closed
+          answer = TlsProbe::kNotTls;
+        }
       }
     }
     ::close(fd);
   }
   freeaddrinfo(res);
-  return tls;
+  return answer;
 }
 
 }  // namespace rpmp

@@ -9,10 +9,14 @@
 
 namespace rpmp {
 
+enum class TlsProbe {
+  kTls,       // answered with a TLS handshake or alert record (any TLS server does)
+  kNotTls,    // connected, and answered otherwise or closed (a plaintext gRPC server)
+  kNoAnswer,  // bad address, refused, or nothing within the timeout: ask again later
+};
+
 // Connects to host:port, sends a TLS ClientHello and waits up to `timeout` for the first
-// byte of the answer: true when it is a TLS handshake or alert record (any TLS server
-// answers a hello with one of the two), false on anything else, a closed connection, a
-// refused connect or a timeout (a plaintext gRPC server answers with HTTP/2 or closes).
-bool PeerSpeaksTls(const std::string& host_port, std::chrono::milliseconds timeout);
+// byte of the answer.
+TlsProbe ProbeTls(const std::string& host_port, std::chrono::milliseconds timeout);
 
 }  // namespace rpmp
