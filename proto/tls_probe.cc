@@ -1,16 +1,15 @@
 // Implementation of ProbeTls (tls_probe.h).
 #include "proto/tls_probe.h"
 
-#include <netdb.h>
 #include <poll.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include <cerrno>
 #include <cstdint>
 #include <vector>
 
 #include "common/config_util.h"
+#include "common/tcp_connect.h"
 
 namespace rpmp {
 namespace {
@@ -34,11 +33,11 @@ std::vector<uint8_t> ClientHello() {
   return rec;
 }
 
-bool WaitFor(int fd, short events, std::chrono::steady_clock::time_point until) {
+bool WaitReadable(int fd, std::chrono::steady_clock::time_point until) {
   auto left = std::chrono::duration_cast<std::chrono::milliseconds>(until - std::chrono::steady_clock::now());
   if (left.count() <= 0) return false;
-  pollfd p{fd, events, 0};
-  return ::poll(&p, 1, static_cast<int>(left.count())) == 1 && (p.revents & events);
+  pollfd p{fd, POLLIN, 0};
+  return ::poll(&p, 1, static_cast<int>(left.count())) == 1 && (p.revents & (POLLIN | POLLHUP));
 }
 
 }  // namespace
@@ -47,34 +46,21 @@ TlsProbe ProbeTls(const std::string& host_port, std::chrono::milliseconds timeou
   StatusOr<HostPort> hp = ParseHostPort(host_port);
   if (!hp.ok()) return TlsProbe::kNoAnswer;
   const auto until = std::chrono::steady_clock::now() + timeout;
-  addrinfo hints{};
-  hints.ai_socktype = SOCK_STREAM;
-  addrinfo* res = nullptr;
-  if (getaddrinfo(hp->host.c_str(), hp->port.c_str(), &hints, &res) != 0 || res == nullptr)
-    return TlsProbe::kNoAnswer;
-  int fd = ::socket(res->ai_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+  TcpConnectResult c = ConnectTcp(hp->host, hp->port, timeout);
+  if (c.fd < 0) return TlsProbe::kNoAnswer;
   TlsProbe answer = TlsProbe::kNoAnswer;
-  if (fd >= 0) {
-    int r = ::connect(fd, res->ai_addr, res->ai_addrlen);
-    bool connected = r == 0 || (errno == EINPROGRESS && WaitFor(fd, POLLOUT, until));
-    int err = 0;
-    socklen_t len = sizeof(err);
-    if (connected && ::getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &len) == 0 && err == 0) {
-      std::vector<uint8_t> hello = ClientHello();
-      uint8_t first = 0;
-      if (::send(fd, hello.data(), hello.size(), MSG_NOSIGNAL) == static_cast<ssize_t>(hello.size()) &&
-          WaitFor(fd, POLLIN, until)) {
-        ssize_t n = ::recv(fd, &first, 1, 0);
-        if (n == 1 && (first == 0x15 || first == 0x16)) {  // alert or handshake record
-          answer = TlsProbe::kTls;
-        } else if (n >= 0) {  // other bytes, or closed
-          answer = TlsProbe::kNotTls;
-        }
-      }
+  std::vector<uint8_t> hello = ClientHello();
+  uint8_t first = 0;
+  if (::send(c.fd, hello.data(), hello.size(), MSG_NOSIGNAL) == static_cast<ssize_t>(hello.size()) &&
+      WaitReadable(c.fd, until)) {
+    ssize_t n = ::recv(c.fd, &first, 1, 0);
+    if (n == 1 && (first == 0x15 || first == 0x16)) {  // alert or handshake record
+      answer = TlsProbe::kTls;
+    } else if (n >= 0) {  // other bytes, or closed
+      answer = TlsProbe::kNotTls;
     }
-    ::close(fd);
   }
-  freeaddrinfo(res);
+  ::close(c.fd);
   return answer;
 }
 
