@@ -15,6 +15,7 @@ namespace fmt = store_format;
 
 namespace {
 constexpr uint64_t kMinSegmentSize = 64 << 10;
+constexpr uint64_t kMinFirstSegmentSize = 4 << 10;
 constexpr uint64_t kReserveMagic = 0x56525352504d5052ull;  // "RPMPRSRV"
 
 uint64_t ReserveSizeFor(uint64_t capacity) {
@@ -48,14 +49,21 @@ struct LogStore::Scanned {
 LogStore::~LogStore() = default;
 
 StatusOr<std::unique_ptr<LogStore>> LogStore::Open(std::vector<std::unique_ptr<Medium>> media,
-                                                   uint64_t segment_size) {
+                                                   uint64_t segment_size,
+                                                   uint64_t first_segment_size) {
   if (media.empty()) return Status::InvalidArgument("a store needs at least one pool");
   if (segment_size < kMinSegmentSize) {
     return Status::InvalidArgument("segment size " + std::to_string(segment_size) +
                                    " is below the minimum of " +
                                    std::to_string(kMinSegmentSize) + " bytes");
   }
-  std::unique_ptr<LogStore> store(new LogStore(segment_size));
+  if (first_segment_size < kMinFirstSegmentSize || first_segment_size > segment_size) {
+    return Status::InvalidArgument("first segment size " + std::to_string(first_segment_size) +
+                                   " must be between " + std::to_string(kMinFirstSegmentSize) +
+                                   " bytes and the segment size (" +
+                                   std::to_string(segment_size) + ")");
+  }
+  std::unique_ptr<LogStore> store(new LogStore(segment_size, first_segment_size));
   std::random_device rd;
   store->rng_.seed((static_cast<uint64_t>(rd()) << 32) ^ rd() ^
                    std::chrono::steady_clock::now().time_since_epoch().count());

@@ -20,7 +20,12 @@ struct PoolSpec {
 
 struct StoreOptions {
   std::vector<PoolSpec> pools;  // pool i keeps index i for its whole life
+  // Segments grow geometrically per namespace: a namespace's first segment takes
+  // first_segment_size bytes, each next one twice the last, up to segment_size
+  // (docs/storage-format.md "Segment sizes"). first_segment_size = segment_size gives
+  // fixed-size segments.
   uint64_t segment_size = 64ull << 20;
+  uint64_t first_segment_size = 4ull << 10;
   bool create_if_missing = true;
   bool prefault = false;  // touch every pool page at open (OpenPmemMedium)
 };
