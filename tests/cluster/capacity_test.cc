@@ -57,6 +57,15 @@ TEST_CASE("60 namespaces of 1 KiB with 2 copies fit on 3 servers of 256 MiB") {
   }
   INFO("bytes used on 3 nodes: " << total_used);
   CHECK(total_used < 3 * (4u << 20) + kNamespaces * 2 * (16u << 10));
+  // The proxy's node map reports each live node's space (what the Spark room check reads).
+  StatusOr<std::vector<NodeSpace>> nodes = AsCluster(c.get())->LiveNodeSpace();
+  REQUIRE(nodes.ok());
+  REQUIRE(nodes->size() == 3);
+  for (const NodeSpace& n : *nodes) {
+    CHECK(n.node_id != 0);
+    CHECK(n.capacity == (256u << 20));
+    CHECK(n.free > (200u << 20));
+  }
 }
 
 TEST_CASE("a write whose replica is full fails with no space, not as a failover") {

@@ -18,6 +18,7 @@ import java.util.concurrent.ConcurrentHashMap
 
 import java.time.Duration
 
+import scala.jdk.CollectionConverters._
 import scala.util.control.NonFatal
 
 import io.rpmp.client.{RpmpClient, RpmpException}
@@ -80,14 +81,14 @@ class RpmpShuffleManager(conf: SparkConf, isDriver: Boolean)
       }
       val placement = if (coords.clusterMode) {
         val client = clients.get(coords.serverFor(0))
-        ShuffleRoom.check(shuffleId, client.stat(), rpmpConf.replicas, rpmpConf.minFreeBytes,
-          "the live nodes of the cluster")
+        ShuffleRoom.checkNodes(shuffleId, client.liveNodeSpace().asScala.toSeq, rpmpConf.replicas,
+          rpmpConf.minFreeBytes)
         clusterApps.add((coords.appId, coords.runId))
         createNamespace(client, coords.namespace)
       } else {
         // Reachability and room.
         coords.servers.foreach { s =>
-          ShuffleRoom.check(shuffleId, clients.get(s).stat(), 1, rpmpConf.minFreeBytes, s)
+          ShuffleRoom.checkServer(shuffleId, clients.get(s).stat(), rpmpConf.minFreeBytes, s)
         }
         ""
       }

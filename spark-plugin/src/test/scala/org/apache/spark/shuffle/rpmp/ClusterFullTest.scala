@@ -9,6 +9,7 @@ package org.apache.spark.shuffle.rpmp
 import java.time.Duration
 
 import scala.collection.mutable.ArrayBuffer
+import scala.jdk.CollectionConverters._
 
 import io.rpmp.client.{GlobalAddress, RpmpClient, RpmpClientOptions, RpmpException}
 import org.junit.jupiter.api.{AfterAll, BeforeAll, Test, TestInstance}
@@ -44,6 +45,14 @@ class ClusterFullTest {
       // PMDK's own metadata is not in the store's accounting: a full pool shows some MiB.
       assertTrue(free < (32L << 20), s"$server still has $free bytes free")
     }
+    // The proxy's node map (what the room check reads) learns it from the next heartbeats.
+    val cc = RpmpClient.connectCluster(cluster.proxyList, options)
+    try {
+      val deadline = System.nanoTime() + 20L * 1000000000L
+      def full = cc.liveNodeSpace().asScala.count(_.free() < (32L << 20)) == 3
+      while (!full && System.nanoTime() < deadline) Thread.sleep(50)  // poll
+      assertTrue(full, cc.liveNodeSpace().toString)
+    } finally cc.close()
   }
 
   @AfterAll
