@@ -36,6 +36,8 @@ struct PoolState {
   bool has_reserve = false;
   uint64_t reserve_offset = 0;
   uint64_t reserve_size = 0;
+  // Capacity tier: allocated from only when no fast pool can (set once, before use).
+  bool capacity_tier = false;
 };
 
 // A segment in DRAM. Counters are guarded by the owning namespace's mutex. When the
@@ -129,6 +131,9 @@ class LogStore : public Store {
       std::vector<std::unique_ptr<Medium>> media, uint64_t segment_size,
       uint64_t first_segment_size = kDefaultFirstSegmentSize);
   ~LogStore() override;
+  // Puts pool `index` in the capacity tier. Call before the store is used (OpenPmemStore
+  // does, from PoolSpec::capacity_tier); not thread-safe with allocations.
+  void SetCapacityTier(uint32_t index);
 
   StatusOr<Reservation> Reserve(const WriteSpec& spec) override;
   Status Commit(Reservation* r) override;
@@ -190,6 +195,7 @@ class LogStore : public Store {
   StatusOr<SegmentPtr> AllocateSegmentIn(PoolState* pool, const std::string& ns,
                                          uint64_t size);
   bool EnsureReserve(PoolState* pool);
+  // Fast pools by free space, then capacity-tier pools by free space.
   std::vector<PoolState*> PoolsByFreeSpace();
   void MaybeReclaim(Namespace* ns, const SegmentPtr& seg);
   void ReclaimNamespace(Namespace* ns);

@@ -92,9 +92,18 @@ std::vector<LogStore::PoolState*> LogStore::PoolsByFreeSpace() {
     uint64_t used = p->used;
     return p->medium->capacity() > used ? p->medium->capacity() - used : 0;
   };
-  std::stable_sort(order.begin(), order.end(),
-                   [&](const PoolState* a, const PoolState* b) { return free_of(a) > free_of(b); });
+  std::stable_sort(order.begin(), order.end(), [&](const PoolState* a, const PoolState* b) {
+    if (a->capacity_tier != b->capacity_tier) return !a->capacity_tier;
+    return free_of(a) > free_of(b);
+  });
   return order;
+}
+
+void LogStore::SetCapacityTier(uint32_t index) {
+  if (index >= pools_.size()) return;
+  pools_[index]->capacity_tier = true;
+  RPMP_LOG_INFO("pool %s: capacity tier (used when no fast pool has room)",
+                pools_[index]->medium->path().c_str());
 }
 
 std::string LogStore::NoSpaceMessage(uint64_t want) {

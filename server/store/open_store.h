@@ -16,6 +16,9 @@ namespace rpmp {
 struct PoolSpec {
   std::string path;  // pool file, file on /dev/shm, or devdax device (/dev/daxN.M)
   uint64_t size = 0; // bytes; used only when creating a pool file
+  // Capacity tier (e.g. a file on an SSD): new segments and raw allocations go here only
+  // when no fast pool can take them (docs/storage-format.md "Tiers").
+  bool capacity_tier = false;
 };
 
 struct StoreOptions {
