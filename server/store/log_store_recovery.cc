@@ -95,18 +95,20 @@ StatusOr<std::unique_ptr<LogStore>> LogStore::Open(std::vector<std::unique_ptr<M
   return store;
 }
 
+// A full-size segment must fit in some pool; smaller pools (a small fast pool beside a
+// capacity pool) still take the smaller segments of growing namespaces.
 Status LogStore::CheckSegmentSizeFits() const {
   for (auto& pool : pools_) {
-    uint64_t capacity = pool->medium->capacity();
-    if (segment_size_ + pool->reserve_size > capacity) {
-      return Status::InvalidArgument(
-          "segment size of " + std::to_string(segment_size_ >> 20) + " MiB does not fit in "
-          "pool " + pool->medium->path() + " of " + std::to_string(capacity >> 20) +
-          " MiB (with its " + std::to_string(pool->reserve_size >> 10) + " KiB delete "
-          "reserve); configure a smaller segment_size or a larger pool");
-    }
+    if (segment_size_ + pool->reserve_size <= pool->medium->capacity()) return Status::Ok();
   }
-  return Status::Ok();
+  const PoolState& pool = *pools_[0];
+  const uint64_t capacity = pool.medium->capacity();
+  return Status::InvalidArgument(
+      "segment size of " + std::to_string(segment_size_ >> 20) + " MiB does not fit in "
+      "pool " + pool.medium->path() + " of " + std::to_string(capacity >> 20) +
+      " MiB (with its " + std::to_string(pool.reserve_size >> 10) + " KiB delete "
+      "reserve)" + (pools_.size() > 1 ? " nor in any other pool" : "") +
+      "; configure a smaller segment_size or a larger pool");
 }
 
 void LogStore::LogOpenSummary(const std::vector<double>& millis) {
