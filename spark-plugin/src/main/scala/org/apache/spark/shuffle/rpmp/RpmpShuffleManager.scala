@@ -81,8 +81,14 @@ class RpmpShuffleManager(conf: SparkConf, isDriver: Boolean)
       }
       val placement = if (coords.clusterMode) {
         val client = clients.get(coords.serverFor(0))
-        ShuffleRoom.checkNodes(shuffleId, client.liveNodeSpace().asScala.toSeq, rpmpConf.replicas,
-          rpmpConf.minFreeBytes)
+        // A node map that cannot be read skips the check: createNamespace then decides
+        // reachability exactly as without it.
+        val nodes = try Some(client.liveNodeSpace().asScala.toSeq) catch {
+          case e: RpmpException =>
+            logWarning(s"Cannot read the RPMP node map for shuffle $shuffleId's room check: $e")
+            None
+        }
+        nodes.foreach(ShuffleRoom.checkNodes(shuffleId, _, rpmpConf.replicas, rpmpConf.minFreeBytes))
         clusterApps.add((coords.appId, coords.runId))
         createNamespace(client, coords.namespace)
       } else {
