@@ -2,7 +2,8 @@
 // store and a libpmemobj pool: a small namespace takes a small first segment, so a
 // thousand namespaces of 1 KiB fit where a thousand full segments never could; a
 // growing namespace doubles its segments up to the segment size, also across a
-// restart; first segment sizes out of range are refused.
+// restart; a pool written with fixed-size segments opens and grows on; first segment
+// sizes out of range are refused.
 #include <catch2/catch.hpp>
 
 #include <string>
@@ -69,6 +70,25 @@ SIZING_TEST("a growing namespace doubles its segments up to the segment size, ac
   std::string all;
   for (const std::string& v : appended) all += v;
   CHECK(ReadAll(store.get(), "log", "k") == all);
+}
+
+TEST_CASE("a pool written with fixed-size segments (earlier builds) opens and grows on") {
+  TempPath path("fixed");
+  StoreOptions fixed = OptionsFor(path.path());
+  fixed.first_segment_size = kSegmentSize;  // what every earlier build did
+  auto store = OpenOrDie(fixed);
+  for (int i = 0; i < 4; i++) REQUIRE(Write(store.get(), "old", "k" + std::to_string(i), MakeValue(i, 1000)).ok());
+  CHECK(SegmentCount(store.get()) == 1);
+  const uint64_t used = UsedBytes(store.get());
+  store.reset();
+  store = OpenOrDie(OptionsFor(path.path()));  // this build's growing segments
+  for (int i = 0; i < 4; i++) CHECK(ReadAll(store.get(), "old", "k" + std::to_string(i)) == MakeValue(i, 1000));
+  // The full-size active segment takes more records; a new namespace starts small.
+  REQUIRE(Write(store.get(), "old", "k4", MakeValue(4, 1000)).ok());
+  REQUIRE(Write(store.get(), "new", "k", MakeValue(5, 1000)).ok());
+  CHECK(SegmentCount(store.get()) == 2);
+  CHECK(UsedBytes(store.get()) > used);
+  CHECK(UsedBytes(store.get()) <= used + 4096);  // one first segment (4 KiB less PMDK's header)
 }
 
 TEST_CASE("first segment sizes out of range are refused") {
