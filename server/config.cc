@@ -73,6 +73,7 @@ bool IsLoopbackHost(const std::string& host) {
 
 const char* ServerUsage() {
   return "usage: rpmp-server [--config FILE] [--listen HOST:PORT] [--pool PATH:SIZE]...\n"
+         "                   [--capacity-pool PATH:SIZE]...\n"
          "                   [--provider tcp;ofi_rxm|verbs;ofi_rxm|shm] [--segment-size SIZE]\n"
          "                   [--proxy HOST:PORT[,HOST:PORT]] [--replication-timeout DURATION]\n"
          "                   [--auth-secret-file FILE] [--insecure] [--metrics-listen HOST:PORT]\n"
@@ -82,6 +83,8 @@ const char* ServerUsage() {
          "                   [--tls-ca FILE --tls-cert FILE --tls-key FILE]\n"
          "  --pool may be repeated; a missing pool file is created with SIZE,\n"
          "  an existing one is reopened (SIZE is then ignored). Devdax: --pool /dev/dax0.0:0\n"
+         "  --capacity-pool PATH:SIZE (repeatable): a pool of the capacity tier (e.g. a file on\n"
+         "  an SSD), used when no --pool has room; keep the order of all pools across restarts\n"
          "  Without --auth-secret-file only loopback addresses are served unless --insecure\n"
          "  (docs/security.md). --tls-*: mutual TLS to rpmp-proxy with this node's certificate.\n"
          "  --metrics-listen serves Prometheus metrics on http://HOST:PORT/metrics (off by\n"
@@ -138,6 +141,11 @@ Status LoadServerConfigFile(const std::string& path, ServerConfig* c) {
           PoolConfig pc;
           pc.path = p["path"].as<std::string>();
           RPMP_ASSIGN_OR_RETURN(pc.size, ParseSize(p["size"] ? p["size"].as<std::string>() : "0"));
+          std::string tier = p["tier"] ? p["tier"].as<std::string>() : "fast";
+          if (tier != "fast" && tier != "capacity")
+            return Status::InvalidArgument("config file '" + path + "': pool tier '" + tier +
+                                           "' is neither fast nor capacity");
+          pc.capacity_tier = tier == "capacity";
           c->pools.push_back(pc);
         }
       } else {
@@ -217,10 +225,11 @@ StatusOr<ServerConfig> LoadServerConfig(int argc, char** argv) {
     else if (f == "--compaction-grace") { RPMP_ASSIGN_OR_RETURN(c.compaction_grace, ParseDuration(v)); }
     else if (f == "--replication-timeout") { RPMP_ASSIGN_OR_RETURN(c.replication_timeout, ParseDuration(v)); }
     else if (f == "--rma-timeout") { RPMP_ASSIGN_OR_RETURN(c.rma_timeout, ParseDuration(v)); }
-    else if (f == "--pool") {
+    else if (f == "--pool" || f == "--capacity-pool") {
       if (!pools_from_flags) c.pools.clear();
       pools_from_flags = true;
       RPMP_ASSIGN_OR_RETURN(PoolConfig p, ParsePoolSpec(v));
+      p.capacity_tier = f == "--capacity-pool";
       c.pools.push_back(p);
     } else {
       return Status::InvalidArgument("unknown flag " + f + "\n" + ServerUsage());

@@ -15,6 +15,7 @@ namespace rpmp {
 struct PoolConfig {
   std::string path;
   uint64_t size = 0;  // bytes; used when the pool is created
+  bool capacity_tier = false;  // --capacity-pool / `tier: capacity`: used when fast pools are full
 };
 
 struct ServerConfig {

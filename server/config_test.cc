@@ -121,6 +121,25 @@ TEST_CASE("a YAML file is read and flags override it") {
   std::remove(path.c_str());
 }
 
+TEST_CASE("capacity-tier pools from flags and YAML, in the order given") {
+  auto c = Load({"--pool", "/dev/shm/fast.pool:64m", "--capacity-pool", "/var/lib/rpmp/cap.pool:1G"});
+  REQUIRE(c.ok());
+  REQUIRE(c->pools.size() == 2);
+  CHECK_FALSE(c->pools[0].capacity_tier);
+  CHECK(c->pools[1].capacity_tier);
+  CHECK(c->pools[1].size == (1ull << 30));
+  std::string path = WriteFile(
+      "pools:\n  - path: /dev/shm/f.pool\n    size: 64m\n  - path: /ssd/c.pool\n    size: 1g\n"
+      "    tier: capacity\n");
+  auto y = Load({"--config", path});
+  REQUIRE(y.ok());
+  REQUIRE(y->pools.size() == 2);
+  CHECK_FALSE(y->pools[0].capacity_tier);
+  CHECK(y->pools[1].capacity_tier);
+  std::string bad = WriteFile("pools:\n  - path: /x.pool\n    size: 1g\n    tier: slow\n");
+  CHECK(Load({"--config", bad}).status().message().find("neither fast nor capacity") != std::string::npos);
+}
+
 TEST_CASE("bad YAML files are explained") {
   CHECK(Load({"--config", "/nonexistent/rpmp.yaml"}).status().message().find("cannot read") != std::string::npos);
   std::string p1 = WriteFile("listen: [unclosed\n");

@@ -57,7 +57,7 @@ int Run(int argc, char** argv) {
   }
 
   StoreOptions so;
-  for (const PoolConfig& p : config->pools) so.pools.push_back({p.path, p.size});
+  for (const PoolConfig& p : config->pools) so.pools.push_back({p.path, p.size, p.capacity_tier});
   so.segment_size = config->segment_size;
   so.prefault = config->prefault;
   auto open_started = std::chrono::steady_clock::now();

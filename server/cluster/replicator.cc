@@ -249,9 +249,11 @@ Status Replicator::Replicate(const std::string& ns, NsState* s,
       last = dropped;
     }
     if (std::chrono::steady_clock::now() + backoff > deadline) {
-      return Status::Unavailable("namespace '" + ns + "': only " + std::to_string(holders.size()) + " of " +
-                                 std::to_string(RequiredCopies(s->placement)) +
-                                 " required copies written; last error: " + last.ToString());
+      // A member out of space is answered as such (not retried by clients as a failover).
+      StatusCode code = last.code() == StatusCode::kResourceExhausted ? last.code() : StatusCode::kUnavailable;
+      return Status(code, "namespace '" + ns + "': only " + std::to_string(holders.size()) + " of " +
+                              std::to_string(RequiredCopies(s->placement)) +
+                              " required copies written; last error: " + last.ToString());
     }
     std::this_thread::sleep_for(backoff);
     backoff = std::min(backoff * 2, std::chrono::milliseconds(400));

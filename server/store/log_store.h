@@ -36,6 +36,8 @@ struct PoolState {
   bool has_reserve = false;
   uint64_t reserve_offset = 0;
   uint64_t reserve_size = 0;
+  // Capacity tier: allocated from only when no fast pool can (set once, before use).
+  bool capacity_tier = false;
 };
 
 // A segment in DRAM. Counters are guarded by the owning namespace's mutex. When the
@@ -122,10 +124,16 @@ enum class SpacePurpose { kData, kTombstone };
 
 class LogStore : public Store {
  public:
-  // Opens (and recovers) a store over `media`, pool i = media[i].
-  static StatusOr<std::unique_ptr<LogStore>> Open(std::vector<std::unique_ptr<Medium>> media,
-                                                  uint64_t segment_size);
+  // Opens (and recovers) a store over `media`, pool i = media[i]. A namespace's
+  // segments grow from first_segment_size to segment_size (each twice the last).
+  static constexpr uint64_t kDefaultFirstSegmentSize = 4ull << 10;
+  static StatusOr<std::unique_ptr<LogStore>> Open(
+      std::vector<std::unique_ptr<Medium>> media, uint64_t segment_size,
+      uint64_t first_segment_size = kDefaultFirstSegmentSize);
   ~LogStore() override;
+  // Puts pool `index` in the capacity tier. Call before the store is used (OpenPmemStore
+  // does, from PoolSpec::capacity_tier); not thread-safe with allocations.
+  void SetCapacityTier(uint32_t index);
 
   StatusOr<Reservation> Reserve(const WriteSpec& spec) override;
   Status Commit(Reservation* r) override;
@@ -159,7 +167,8 @@ class LogStore : public Store {
   using SpacePurpose = log_store_internal::SpacePurpose;
   struct Scanned;
 
-  explicit LogStore(uint64_t segment_size) : segment_size_(segment_size) {}
+  LogStore(uint64_t segment_size, uint64_t first_segment_size)
+      : segment_size_(segment_size), first_segment_size_(first_segment_size) {}
 
   // log_store.cc
   NamespacePtr FindNamespace(const std::string& name);
@@ -186,11 +195,21 @@ class LogStore : public Store {
   StatusOr<SegmentPtr> AllocateSegmentIn(PoolState* pool, const std::string& ns,
                                          uint64_t size);
   bool EnsureReserve(PoolState* pool);
+  // Fast pools by free space, then capacity-tier pools by free space.
   std::vector<PoolState*> PoolsByFreeSpace();
   void MaybeReclaim(Namespace* ns, const SegmentPtr& seg);
   void ReclaimNamespace(Namespace* ns);
   std::string NoSpaceMessage(uint64_t want);
   uint64_t StandardSegmentObjectSize(const PoolState& pool) const;
+  // Segment sizes (docs/storage-format.md "Segment sizes") are steps counted with the
+  // medium's per-object overhead: first_segment_size_ doubled up to segment_size_.
+  // SegmentStepFor: the smallest step of at least `at_least` whose object holds
+  // `needed` bytes (segment_size_ at most).
+  uint64_t SegmentStepFor(uint64_t needed, uint64_t at_least) const;
+  // A namespace's next active segment: twice its active one (or the first size), big
+  // enough for `needed`; under space pressure as small as still holds `needed`.
+  StatusOr<SegmentPtr> AllocateGrowingSegment(Namespace* ns, uint64_t needed,
+                                              SpacePurpose purpose);
 
   // log_store_compact.cc
   SegmentPtr PickVictim(Namespace* ns, double min_dead_fraction);
@@ -229,7 +248,8 @@ class LogStore : public Store {
   void SetDeletingNamespace(const std::string& ns);
   std::string DeletingNamespace() const;
 
-  const uint64_t segment_size_;
+  const uint64_t segment_size_;        // the largest standard segment
+  const uint64_t first_segment_size_;  // a namespace's first segment
   uint64_t node_id_ = 0;
   std::vector<std::unique_ptr<PoolState>> pools_;
   std::atomic<uint64_t> global_seq_{0};

@@ -15,6 +15,7 @@ namespace fmt = store_format;
 
 namespace {
 constexpr uint64_t kMinSegmentSize = 64 << 10;
+constexpr uint64_t kMinFirstSegmentSize = 4 << 10;
 constexpr uint64_t kReserveMagic = 0x56525352504d5052ull;  // "RPMPRSRV"
 
 uint64_t ReserveSizeFor(uint64_t capacity) {
@@ -48,14 +49,21 @@ struct LogStore::Scanned {
 LogStore::~LogStore() = default;
 
 StatusOr<std::unique_ptr<LogStore>> LogStore::Open(std::vector<std::unique_ptr<Medium>> media,
-                                                   uint64_t segment_size) {
+                                                   uint64_t segment_size,
+                                                   uint64_t first_segment_size) {
   if (media.empty()) return Status::InvalidArgument("a store needs at least one pool");
   if (segment_size < kMinSegmentSize) {
     return Status::InvalidArgument("segment size " + std::to_string(segment_size) +
                                    " is below the minimum of " +
                                    std::to_string(kMinSegmentSize) + " bytes");
   }
-  std::unique_ptr<LogStore> store(new LogStore(segment_size));
+  if (first_segment_size < kMinFirstSegmentSize || first_segment_size > segment_size) {
+    return Status::InvalidArgument("first segment size " + std::to_string(first_segment_size) +
+                                   " must be between " + std::to_string(kMinFirstSegmentSize) +
+                                   " bytes and the segment size (" +
+                                   std::to_string(segment_size) + ")");
+  }
+  std::unique_ptr<LogStore> store(new LogStore(segment_size, first_segment_size));
   std::random_device rd;
   store->rng_.seed((static_cast<uint64_t>(rd()) << 32) ^ rd() ^
                    std::chrono::steady_clock::now().time_since_epoch().count());
@@ -87,18 +95,20 @@ StatusOr<std::unique_ptr<LogStore>> LogStore::Open(std::vector<std::unique_ptr<M
   return store;
 }
 
+// A full-size segment must fit in some pool; smaller pools (a small fast pool beside a
+// capacity pool) still take the smaller segments of growing namespaces.
 Status LogStore::CheckSegmentSizeFits() const {
   for (auto& pool : pools_) {
-    uint64_t capacity = pool->medium->capacity();
-    if (segment_size_ + pool->reserve_size > capacity) {
-      return Status::InvalidArgument(
-          "segment size of " + std::to_string(segment_size_ >> 20) + " MiB does not fit in "
-          "pool " + pool->medium->path() + " of " + std::to_string(capacity >> 20) +
-          " MiB (with its " + std::to_string(pool->reserve_size >> 10) + " KiB delete "
-          "reserve); configure a smaller segment_size or a larger pool");
-    }
+    if (segment_size_ + pool->reserve_size <= pool->medium->capacity()) return Status::Ok();
   }
-  return Status::Ok();
+  const PoolState& pool = *pools_[0];
+  const uint64_t capacity = pool.medium->capacity();
+  return Status::InvalidArgument(
+      "segment size of " + std::to_string(segment_size_ >> 20) + " MiB does not fit in "
+      "pool " + pool.medium->path() + " of " + std::to_string(capacity >> 20) +
+      " MiB (with its " + std::to_string(pool.reserve_size >> 10) + " KiB delete "
+      "reserve)" + (pools_.size() > 1 ? " nor in any other pool" : "") +
+      "; configure a smaller segment_size or a larger pool");
 }
 
 void LogStore::LogOpenSummary(const std::vector<double>& millis) {

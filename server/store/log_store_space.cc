@@ -29,6 +29,33 @@ uint64_t LogStore::StandardSegmentObjectSize(const PoolState& pool) const {
   return segment_size_ - pool.medium->allocation_overhead();
 }
 
+uint64_t LogStore::SegmentStepFor(uint64_t needed, uint64_t at_least) const {
+  const uint64_t overhead = pools_[0]->medium->allocation_overhead();
+  uint64_t step = std::max(first_segment_size_, std::min(segment_size_, at_least));
+  while (step < segment_size_ && step - overhead < needed) {
+    step = std::min(segment_size_, 2 * step);
+  }
+  return step;
+}
+
+StatusOr<LogStore::SegmentPtr> LogStore::AllocateGrowingSegment(Namespace* ns, uint64_t needed,
+                                                                SpacePurpose purpose) {
+  const uint64_t overhead = pools_[0]->medium->allocation_overhead();
+  const uint64_t smallest = SegmentStepFor(needed, 0);
+  uint64_t step = smallest;
+  if (ns->active) step = SegmentStepFor(needed, 2 * (ns->active->size + overhead));
+  StatusOr<SegmentPtr> seg = AllocateSegment(ns->name, step - overhead, purpose);
+  if (!seg.ok() && ReleaseGraveyard() > 0) {
+    seg = AllocateSegment(ns->name, step - overhead, purpose);
+  }
+  // Under space pressure a smaller segment may still fit where the next size does not.
+  while (!seg.ok() && seg.status().code() == StatusCode::kResourceExhausted && step > smallest) {
+    step = std::max(smallest, step / 2);
+    seg = AllocateSegment(ns->name, step - overhead, purpose);
+  }
+  return seg;
+}
+
 StatusOr<LogStore::Placement> LogStore::TakeSpace(Namespace* ns, uint64_t record_size,
                                                   SpacePurpose purpose) {
   auto take = [record_size](const SegmentPtr& seg) {
@@ -48,8 +75,7 @@ StatusOr<LogStore::Placement> LogStore::TakeSpace(Namespace* ns, uint64_t record
     ns->segments[seg.get()] = seg;
     return take(seg);
   }
-  StatusOr<SegmentPtr> seg = AllocateSegment(ns->name, standard, purpose);
-  if (!seg.ok() && ReleaseGraveyard() > 0) seg = AllocateSegment(ns->name, standard, purpose);
+  StatusOr<SegmentPtr> seg = AllocateGrowingSegment(ns, needed, purpose);
   if (!seg.ok() && purpose == SpacePurpose::kTombstone) seg = AllocateFromReserve(ns->name);
   if (!seg.ok()) return seg.status();
   SegmentPtr old = ns->active;
@@ -66,9 +92,18 @@ std::vector<LogStore::PoolState*> LogStore::PoolsByFreeSpace() {
     uint64_t used = p->used;
     return p->medium->capacity() > used ? p->medium->capacity() - used : 0;
   };
-  std::stable_sort(order.begin(), order.end(),
-                   [&](const PoolState* a, const PoolState* b) { return free_of(a) > free_of(b); });
+  std::stable_sort(order.begin(), order.end(), [&](const PoolState* a, const PoolState* b) {
+    if (a->capacity_tier != b->capacity_tier) return !a->capacity_tier;
+    return free_of(a) > free_of(b);
+  });
   return order;
+}
+
+void LogStore::SetCapacityTier(uint32_t index) {
+  if (index >= pools_.size()) return;
+  pools_[index]->capacity_tier = true;
+  RPMP_LOG_INFO("pool %s: capacity tier (used when no fast pool has room)",
+                pools_[index]->medium->path().c_str());
 }
 
 std::string LogStore::NoSpaceMessage(uint64_t want) {

@@ -25,7 +25,11 @@ StatusOr<std::unique_ptr<Store>> OpenPmemStore(const StoreOptions& options) {
     media.push_back(std::move(medium));
   }
   RPMP_ASSIGN_OR_RETURN(std::unique_ptr<LogStore> store,
-                        LogStore::Open(std::move(media), options.segment_size));
+                        LogStore::Open(std::move(media), options.segment_size,
+                                       options.first_segment_size));
+  for (size_t i = 0; i < options.pools.size(); i++) {
+    if (options.pools[i].capacity_tier) store->SetCapacityTier(static_cast<uint32_t>(i));
+  }
   return std::unique_ptr<Store>(std::move(store));
 }
 

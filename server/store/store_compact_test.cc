@@ -9,6 +9,7 @@
 #include <atomic>
 #include <map>
 #include <thread>
+#include <type_traits>
 
 #include "server/store/store_test_util.h"
 
@@ -18,6 +19,21 @@ namespace {
 using namespace store_test;  // NOLINT
 
 #define COMPACT_TEST(name) TEMPLATE_TEST_CASE(name, "[contract][compact]", MemBackend, PmemBackend)
+
+// A store whose segments all have kSegmentSize (no growth), over the backend's memory,
+// for the tests below that lay records out in one segment on purpose.
+template <typename Backend>
+std::unique_ptr<Store> OpenFixedSegments(Backend& backend) {
+  if constexpr (std::is_same_v<Backend, MemBackend>) {
+    std::vector<std::unique_ptr<Medium>> media;
+    media.push_back(std::make_unique<BorrowedMedium>(backend.medium.get()));
+    return std::move(LogStore::Open(std::move(media), kSegmentSize, kSegmentSize)).value();
+  } else {
+    StoreOptions options = OptionsFor(backend.path.path());
+    options.first_segment_size = kSegmentSize;
+    return OpenOrDie(options);
+  }
+}
 
 using Model = std::map<std::string, std::vector<std::pair<uint64_t, std::string>>>;  // tag, bytes
 
@@ -136,7 +152,7 @@ COMPACT_TEST("compaction is throttled per step and keeps emptied segments for th
 
 COMPACT_TEST("a segment compaction moved records out of waits the grace also when overwrites empty it") {
   TestType backend;
-  auto store = backend.Open();
+  auto store = OpenFixedSegments(backend);
   // Segment A: one small keeper, then big values of k0..k3; overwrite k0..k2 so A is
   // mostly dead but k3 and the keeper stay live in it.
   REQUIRE(Write(store.get(), "ns", "keeper", "keep").ok());

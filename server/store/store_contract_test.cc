@@ -216,6 +216,14 @@ CONTRACT_TEST("a delete in a full pool uses the emergency reserve") {
   const std::string value = MakeValue(1, 600 << 10);
   int written = 0;
   while (Write(store.get(), "filler", "k" + std::to_string(written), value).ok()) written++;
+  // Small segments still fit in the gaps: fill those too, until one byte does not fit.
+  for (size_t len : {size_t{16} << 10, size_t{1}}) {
+    int n = 0;
+    while (Write(store.get(), "filler", "s" + std::to_string(len) + "-" + std::to_string(n),
+                 MakeValue(n, len)).ok()) {
+      n++;
+    }
+  }
   CHECK(Write(store.get(), "victim", "k2", "x").IsNoSpace());
   Status deleted = store->Delete("victim", "k");
   INFO(deleted.ToString());

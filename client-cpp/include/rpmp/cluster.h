@@ -61,6 +61,14 @@ struct ClusterCounters {
                                     // namespace's placement refreshed from the proxy first)
 };
 
+// Space of one LIVE node as its last heartbeat reported it to the proxy leader (all its
+// pools together; approximate, as the store's accounting is).
+struct NodeSpace {
+  uint64_t node_id = 0;
+  uint64_t capacity = 0;
+  uint64_t free = 0;
+};
+
 // Cluster-only calls of a Client made by ConnectCluster.
 class ClusterControl {
  public:
@@ -78,6 +86,9 @@ class ClusterControl {
   virtual StatusOr<ObjectMeta> GetMetaOnNode(const std::string& ns, const std::string& key,
                                              uint64_t node_id) = 0;
   virtual ClusterCounters Counters() const = 0;
+  // The LIVE nodes' space from the proxy's node map: one proxy call, no server asked
+  // (so a paused server cannot delay it). Unavailable when no proxy answers.
+  virtual StatusOr<std::vector<NodeSpace>> LiveNodeSpace() = 0;
 };
 
 // The cluster side of a Client from ConnectCluster; nullptr for a server-direct one.

@@ -72,6 +72,7 @@ class ClusterClient : public Client, public ClusterControl {
                                      uint64_t node_id) override;
 
   ClusterCounters Counters() const override;
+  StatusOr<std::vector<NodeSpace>> LiveNodeSpace() override;
   // Checks that some proxy answers (used by ConnectCluster).
   Status Probe();
 

@@ -187,6 +187,14 @@ ClusterCounters ClusterClient::Counters() const {
   return counters_;
 }
 
+StatusOr<std::vector<NodeSpace>> ClusterClient::LiveNodeSpace() {
+  RPMP_ASSIGN_OR_RETURN(v1::NodeMap map, proxy_.GetNodeMap());
+  std::vector<NodeSpace> out;
+  for (const v1::Node& n : map.nodes())
+    if (n.state() == v1::NODE_STATE_LIVE) out.push_back({n.id(), n.capacity(), n.free()});
+  return out;
+}
+
 StatusOr<GlobalAddress> ClusterClient::Alloc(uint64_t size) {
   RPMP_ASSIGN_OR_RETURN(v1::NodeMap map, proxy_.GetNodeMap());
   std::vector<const v1::Node*> live;

@@ -454,6 +454,27 @@ JNIEXPORT jlongArray JNICALL Java_io_rpmp_client_RpmpClient_nativeClusterCounter
   RPMP_JNI_CATCH(env, nullptr)
 }
 
+// {node id, capacity, free} of each LIVE node, flattened.
+JNIEXPORT jlongArray JNICALL Java_io_rpmp_client_RpmpClient_nativeLiveNodeSpace(JNIEnv* env,
+                                                                              jclass, jlong h) {
+  RPMP_JNI_TRY
+  rpmp::ClusterControl* c = Cluster(env, h);
+  if (c == nullptr) return nullptr;
+  auto nodes = c->LiveNodeSpace();
+  if (ThrowIfError(env, nodes.status())) return nullptr;
+  std::vector<jlong> v;
+  for (const rpmp::NodeSpace& n : *nodes) {
+    v.push_back(static_cast<jlong>(n.node_id));
+    v.push_back(static_cast<jlong>(n.capacity));
+    v.push_back(static_cast<jlong>(n.free));
+  }
+  jlongArray out = env->NewLongArray(static_cast<jsize>(v.size()));
+  if (out == nullptr) return nullptr;
+  env->SetLongArrayRegion(out, 0, static_cast<jsize>(v.size()), v.data());
+  return out;
+  RPMP_JNI_CATCH(env, nullptr)
+}
+
 JNIEXPORT jlongArray JNICALL Java_io_rpmp_client_RpmpClient_nativeCreateNamespace(
     JNIEnv* env, jclass, jlong h, jbyteArray name, jint replicas, jint min_replicas,
     jlong ttl_seconds) {

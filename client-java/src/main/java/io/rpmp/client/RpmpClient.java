@@ -563,6 +563,22 @@ public final class RpmpClient implements AutoCloseable {
   }
 
   /**
+   * Space of each LIVE node as the proxy's node map holds it (from the nodes' heartbeats):
+   * one proxy call, no server asked. Cluster clients only (FAILED_PRECONDITION otherwise).
+   */
+  public List<NodeSpace> liveNodeSpace() throws RpmpException {
+    long h = enter();
+    try {
+      long[] v = nativeLiveNodeSpace(h);
+      List<NodeSpace> out = new ArrayList<>(v.length / 3);
+      for (int i = 0; i + 2 < v.length; i += 3) out.add(new NodeSpace(v[i], v[i + 1], v[i + 2]));
+      return out;
+    } finally {
+      exit();
+    }
+  }
+
+  /**
    * Creates namespace {@code name} with {@code replicas} copies, writes acknowledged after
    * {@code minReplicas} (0 = replicas) and expiry after {@code ttl} untouched (ZERO = never).
    * Idempotent for equal options; RpmpException ALREADY_EXISTS for different ones,
@@ -843,6 +859,8 @@ public final class RpmpClient implements AutoCloseable {
   private static native boolean nativeIsCluster(long h);
 
   private static native long[] nativeClusterCounters(long h) throws RpmpException;
+
+  private static native long[] nativeLiveNodeSpace(long h) throws RpmpException;
 
   private static native long[] nativeCreateNamespace(
       long h, byte[] name, int replicas, int minReplicas, long ttlSeconds) throws RpmpException;

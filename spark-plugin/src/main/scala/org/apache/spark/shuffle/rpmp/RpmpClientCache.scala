@@ -95,10 +95,25 @@ private[spark] class RpmpClientCache(conf: RpmpConf, clientName: String) extends
     sum
   }
 
-  def closeAll(): Unit = synchronized {
-    clients.values().forEach(c => c.close())
+  /**
+   * Closes every client. Tasks still running (killed ones in local mode share this JVM) may
+   * hold registered buffers and write into them: closing a client frees their native memory,
+   * so this first waits up to `waitMs` for the buffers to be released, and leaves a client
+   * that still has some open (a WARN; its memory goes with the JVM) rather than free memory
+   * a task may still touch.
+   */
+  def closeAll(waitMs: Long = 10000): Unit = synchronized {
+    val deadline = System.nanoTime() + waitMs * 1000000L
+    while (liveBuffers > 0 && System.nanoTime() < deadline) Thread.sleep(20)  // poll
+    def close(c: RpmpClient): Unit = {
+      val live = c.liveBufferCount()
+      if (live == 0) c.close()
+      else logWarning(s"Leaving RPMP client ${c.server()} open at stop: $live buffer(s) still " +
+        "in use by running tasks")
+    }
+    clients.values().forEach(c => close(c))
     clients.clear()
-    retired.forEach(c => c.close())
+    retired.forEach(c => close(c))
     retired.clear()
   }
 }

@@ -89,7 +89,8 @@ private[spark] case class RpmpConf(
     writerPath: WriterPath.Value = WriterPath.Auto,
     sortRunBytes: Long = Long.MaxValue,
     bypassChunkBytes: Int = 192 << 10,
-    authSecret: RpmpSecret = RpmpSecret.None) {
+    authSecret: RpmpSecret = RpmpSecret.None,
+    minFreeBytes: Long = 16L << 20) {
 
   def clusterMode: Boolean = proxies.nonEmpty
 
@@ -114,6 +115,7 @@ private[spark] object RpmpConf {
   val WriterPathKey = "spark.rpmp.writer.path"
   val SortRunSizeKey = "spark.rpmp.writer.sortRunSize"
   val BypassChunkSizeKey = "spark.rpmp.writer.bypassChunkSize"
+  val MinFreeSpaceKey = "spark.rpmp.minFreeSpace"
   // Security (docs/security.md). The secret's key contains "secret", so Spark's default
   // spark.redaction.regex hides its value in the UI and event logs.
   val AuthSecretKey = "spark.rpmp.auth.secret"
@@ -165,6 +167,8 @@ private[spark] object RpmpConf {
     val bypassChunk = conf.getSizeAsBytes(BypassChunkSizeKey, "192k")
     require(bypassChunk >= 4096 && bypassChunk <= (256L << 20),
       s"$BypassChunkSizeKey must be in [4k, 256m], got $bypassChunk")
+    val minFree = conf.getSizeAsBytes(MinFreeSpaceKey, "16m")
+    require(minFree >= 0, s"$MinFreeSpaceKey must be >= 0")
     val authSecret = readSecret(conf)
     RpmpConf(
       servers = servers,
@@ -183,7 +187,8 @@ private[spark] object RpmpConf {
       writerPath = WriterPath.parse(conf.get(WriterPathKey, "auto")),
       sortRunBytes = sortRun,
       bypassChunkBytes = bypassChunk.toInt,
-      authSecret = authSecret)
+      authSecret = authSecret,
+      minFreeBytes = minFree)
   }
 
   /**

@@ -6,8 +6,9 @@
 // spark.rpmp.ttl, and stop() deletes spark/<appId>-<runId> recursively. Executors: hand
 // out a writer (bypass, sort-based or per-partition buffers: spark.rpmp.writer.path) and
 // RpmpShuffleReader over a per-JVM RpmpClientCache. When RPMP cannot be
-// reached at registerShuffle, spark.rpmp.fallback=sort hands that shuffle to Spark's
-// SortShuffleManager (with a WARN), =fail fails it. Refuses settings it cannot honour
+// reached at registerShuffle, or has not the room ShuffleRoom asks for (cluster full),
+// spark.rpmp.fallback=sort hands that shuffle to Spark's SortShuffleManager (with a WARN),
+// =fail fails it. Refuses settings it cannot honour
 // (spark.shuffle.useOldFetchProtocol, push-based shuffle). The driver touches its live
 // shuffles' namespaces every ttl/3 so a job longer than spark.rpmp.ttl keeps them.
 // Instantiated by Spark (SparkEnv).
@@ -17,6 +18,7 @@ import java.util.concurrent.ConcurrentHashMap
 
 import java.time.Duration
 
+import scala.jdk.CollectionConverters._
 import scala.util.control.NonFatal
 
 import io.rpmp.client.{RpmpClient, RpmpException}
@@ -78,11 +80,22 @@ class RpmpShuffleManager(conf: SparkConf, isDriver: Boolean)
           s"neither ${RpmpConf.ProxiesKey} nor ${RpmpConf.ServerKey} is set")
       }
       val placement = if (coords.clusterMode) {
+        val client = clients.get(coords.serverFor(0))
+        // A node map that cannot be read skips the check: createNamespace then decides
+        // reachability exactly as without it.
+        val nodes = try Some(client.liveNodeSpace().asScala.toSeq) catch {
+          case e: RpmpException =>
+            logWarning(s"Cannot read the RPMP node map for shuffle $shuffleId's room check: $e")
+            None
+        }
+        nodes.foreach(ShuffleRoom.checkNodes(shuffleId, _, rpmpConf.replicas, rpmpConf.minFreeBytes))
         clusterApps.add((coords.appId, coords.runId))
-        createNamespace(clients.get(coords.serverFor(0)), coords.namespace)
+        createNamespace(client, coords.namespace)
       } else {
-        // Reachability check.
-        coords.servers.foreach(s => clients.get(s).stat())
+        // Reachability and room.
+        coords.servers.foreach { s =>
+          ShuffleRoom.checkServer(shuffleId, clients.get(s).stat(), rpmpConf.minFreeBytes, s)
+        }
         ""
       }
       registered.put(shuffleId, coords)
@@ -95,6 +108,12 @@ class RpmpShuffleManager(conf: SparkConf, isDriver: Boolean)
     } catch {
       // Wrong or missing credentials are a configuration error, never a reason to fall back.
       case e: RpmpAuthException => throw e
+      case e: RpmpNoRoomException if rpmpConf.fallback == FallbackPolicy.Sort =>
+        logWarning(s"${e.getMessage}; ${RpmpConf.FallbackKey}=sort: using Spark's sort " +
+          "shuffle for it")
+        sortManager.registerShuffle(shuffleId, dependency)
+      case e: RpmpNoRoomException =>
+        throw new RpmpNoRoomException(s"${e.getMessage}; ${RpmpConf.FallbackKey}=fail")
       case NonFatal(e) if rpmpConf.fallback == FallbackPolicy.Sort =>
         logWarning(s"RPMP unreachable for shuffle $shuffleId ($e); " +
           s"${RpmpConf.FallbackKey}=sort: using Spark's sort shuffle for it")

@@ -22,6 +22,25 @@ class RpmpConfTest {
     assertEquals(30000L, c.callTimeoutMs)
     assertEquals(WriterPath.Auto, c.writerPath)
     assertEquals(192 << 10, c.bypassChunkBytes)
+    assertEquals(16L << 20, c.minFreeBytes)
+  }
+
+  @Test
+  def roomForANewShuffle(): Unit = {
+    val mib = 1L << 20
+    // Enough pools with room (capped at the pools there are); none at all is left to
+    // createNamespace to report.
+    assertEquals(None, ShuffleRoom.shortage(Seq(40 * mib, 20 * mib, 1 * mib), 2, 16 * mib))
+    assertEquals(None, ShuffleRoom.shortage(Seq(20 * mib), 3, 16 * mib))
+    assertEquals(None, ShuffleRoom.shortage(Nil, 2, 16 * mib))
+    assertEquals(None, ShuffleRoom.shortage(Seq(0L), 1, 0L))
+    val why = ShuffleRoom.shortage(Seq(40 * mib, 3 * mib, 1 * mib), 2, 16 * mib)
+    assertTrue(why.isDefined)
+    assertTrue(why.get.contains("needs 16.0 MiB") && why.get.contains("each of 2 pool(s)") &&
+      why.get.contains("40.0 MiB") && why.get.contains("3.0 MiB") && why.get.contains("44.0 MiB"),
+      why.get)
+    assertThrows(classOf[IllegalArgumentException], () =>
+      RpmpConf(new SparkConf(false).set(RpmpConf.ServerKey, "h:1").set(RpmpConf.MinFreeSpaceKey, "-1")))
   }
 
   @Test

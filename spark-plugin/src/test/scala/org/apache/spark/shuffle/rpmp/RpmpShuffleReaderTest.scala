@@ -145,6 +145,28 @@ class RpmpShuffleReaderTest {
   }
 
   @Test
+  def closeAllLeavesAClientWhoseBuffersARunningTaskStillHolds(): Unit = {
+    // A task killed while the JVM's shuffle manager stops still writes into its buffer:
+    // closing its client would free that memory under it (a SIGSEGV, seen in local mode).
+    val cache = new RpmpClientCache(rpmpConf, "close-test")
+    val c = cache.get(server.address)
+    val held = c.allocateBuffer(4096)
+    val start = System.nanoTime()
+    cache.closeAll(waitMs = 200)
+    assertTrue(System.nanoTime() - start >= 200L * 1000000L, "did not wait for the buffer")
+    assertFalse(c.isClosed, "a client with a buffer in use was closed")
+    held.byteBuffer().put(0, 1.toByte)  // the memory is still there
+    held.close()
+    c.close()
+    // Without buffers in use, closeAll closes at once.
+    val cache2 = new RpmpClientCache(rpmpConf, "close-test-2")
+    val c2 = cache2.get(server.address)
+    c2.allocateBuffer(4096).close()
+    cache2.closeAll(waitMs = 10000)
+    assertTrue(c2.isClosed)
+  }
+
+  @Test
   def completeOutputsReadExactly(): Unit = {
     writeBoth()
     assertEquals(want(0), read(0))

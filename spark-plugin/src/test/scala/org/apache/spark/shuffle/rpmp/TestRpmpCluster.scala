@@ -17,6 +17,8 @@ class TestRpmpCluster private (dir: Path, bin: File) extends AutoCloseable {
   private val children = ArrayBuffer.empty[Child]
   private val pools = ArrayBuffer.empty[Path]
   val proxies = ArrayBuffer.empty[String]
+  /** host:port of each rpmp-server's data plane. */
+  val servers = ArrayBuffer.empty[String]
 
   def proxyList: String = proxies.mkString(",")
 
@@ -52,7 +54,7 @@ class TestRpmpCluster private (dir: Path, bin: File) extends AutoCloseable {
     else out.linesIterator.count(_.contains(" LIVE "))
   }
 
-  private def start(nservers: Int): Unit = {
+  private def start(nservers: Int, poolSize: String): Unit = {
     val port = () => TestRpmpServer.freePort()
     val (etcdPort, peerPort) = (port(), port())
     val clientUrl = s"http://127.0.0.1:$etcdPort"
@@ -78,8 +80,9 @@ class TestRpmpCluster private (dir: Path, bin: File) extends AutoCloseable {
         s"rpmp-spark-cluster-test-${ProcessHandle.current().pid()}-$p.pool")
       Files.deleteIfExists(pool)
       pools += pool
+      servers += s"127.0.0.1:$p"
       spawn(s"server$i", new File(bin, "rpmp-server").getPath, "--listen", s"127.0.0.1:$p",
-        "--pool", s"$pool:512m", "--segment-size", "8m", "--proxy", proxyList,
+        "--pool", s"$pool:$poolSize", "--segment-size", "8m", "--proxy", proxyList,
         "--replication-timeout", "6s")
     }
     ss.foreach(awaitLog(_, "rpmp-server ready", 60))
@@ -108,8 +111,8 @@ object TestRpmpCluster {
   def available: Boolean = etcd.canExecute &&
     Seq("rpmp-server", "rpmp-proxy", "rpmpctl").forall(b => new File(binDir, b).canExecute)
 
-  def start(nservers: Int = 3): TestRpmpCluster = {
+  def start(nservers: Int = 3, poolSize: String = "512m"): TestRpmpCluster = {
     val c = new TestRpmpCluster(Files.createTempDirectory("rpmp-spark-cluster-"), binDir)
-    try { c.start(nservers); c } catch { case e: Throwable => c.close(); throw e }
+    try { c.start(nservers, poolSize); c } catch { case e: Throwable => c.close(); throw e }
   }
 }
