@@ -8,6 +8,12 @@ set -euo pipefail
 build_dir=$(cd "${1:?usage: build-jars.sh <cmake build dir>}" && pwd)
 repo_dir=$(cd "$(dirname "$0")/.." && pwd)
 mvn_cmd=(mvn -B -q ${RPMP_MVN_OPTS:-})
+# `mvn install` writes the client jar into the shared local repository (~/.m2) that the
+# plugin build then reads: two builds at once (two worktrees, two build dirs) would read
+# each other's half-written jar ("ZipFile invalid LOC header"). One at a time.
+mkdir -p "$HOME/.m2"
+exec 9>"$HOME/.m2/.rpmp-build-jars.lock"
+flock 9
 
 "${mvn_cmd[@]}" -f "$repo_dir/client-java/pom.xml" install -DskipTests \
   -Drpmp.native.dir="$build_dir/lib" -Drpmp.bin.dir="$build_dir/bin"

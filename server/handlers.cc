@@ -219,7 +219,7 @@ void Server::HandleList(Slot* s) {
   StatusOr<ListPage> page = store_->List(std::string(s->req.ns), std::string(s->req.start_after), max);
   if (!page.ok()) return ReplyError(s, page.status());
   size_t bytes = 0;
-  for (KeyInfo& k : page->keys) {
+  for (StoredKey& k : page->keys) {
     bytes += k.key.size() + 16;
     if (bytes > kListByteBudget) { s->resp.more = true; break; }
     s->resp.keys.push_back({std::move(k.key), k.total_length, k.records});

@@ -85,7 +85,9 @@ class Server {
   void EndAbandoned(Slot* z);
   void ReleaseSessionHold(Slot* s);
   void EndSession(Slot* s, uint32_t id);  // s: the BYE being answered
-  std::mutex sessions_mu_;  // guards sessions_ (Recycle may run on a commit thread)  // the slot's in-flight count / HELLO AV reference
+  // Guards sessions_: the progress thread and, through Recycle and the RMA deadline,
+  // commit threads reach it. Also guards a slot's in-flight count and HELLO AV reference.
+  std::mutex sessions_mu_;
   void Dispatch(Slot* s);
   bool Draining() const { return shutdown_.load(std::memory_order_relaxed); }
 
@@ -124,7 +126,7 @@ class Server {
   std::unique_ptr<MemoryRegion> slot_mr_;
   std::vector<char> slot_memory_;
   std::vector<std::unique_ptr<Slot>> slots_;
-  std::unique_ptr<SessionTable> sessions_;  // progress thread only (sessions.h)
+  std::unique_ptr<SessionTable> sessions_;  // under sessions_mu_ (sessions.h)
   std::string secret_;                      // the cluster secret; empty = none
   std::chrono::steady_clock::time_point next_expiry_{};  // progress thread only
   RawOwners raw_owners_;  // who may touch which raw allocation (raw_handlers.cc)

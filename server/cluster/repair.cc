@@ -37,7 +37,7 @@ Status Replicator::RepairMember(const std::string& ns, NsState* s, int index, Re
     StatusOr<ListPage> page = store_->List(ns, after, 1000);
     if (page.status().IsNotFound()) break;
     if (!page.ok()) return page.status();
-    for (const KeyInfo& k : page->keys) {
+    for (const StoredKey& k : page->keys) {
       extra.erase(k.key);
       StatusOr<ObjectView> view = store_->Get(ns, k.key);
       if (view.status().IsNotFound()) continue;

@@ -18,7 +18,7 @@ DramMedium::DramMedium(uint64_t capacity)
                                                                    : capacity)),
       base_(static_cast<char*>(std::aligned_alloc(4096, capacity_))) {
   std::memset(base_, 0, kRootReserved);
-  free_ranges_[kRootReserved] = capacity_ - kRootReserved;
+  free_.Give(kRootReserved, capacity_ - kRootReserved);
 }
 
 DramMedium::~DramMedium() { std::free(base_); }
@@ -27,15 +27,10 @@ StatusOr<uint64_t> DramMedium::Allocate(uint32_t type, uint64_t size, const void
                                         uint64_t header_len) {
   uint64_t want = store_format::AlignUp(size);
   std::lock_guard<std::mutex> lock(mu_);
-  for (auto it = free_ranges_.begin(); it != free_ranges_.end(); ++it) {
-    if (it->second < want) continue;
-    uint64_t offset = it->first;
-    uint64_t rest = it->second - want;
-    free_ranges_.erase(it);
-    if (rest > 0) free_ranges_[offset + want] = rest;
-    objects_[offset] = Object{type, want};
-    std::memcpy(base_ + offset, header, header_len);
-    return offset;
+  if (std::optional<uint64_t> offset = free_.Take(want)) {
+    objects_[*offset] = Object{type, want};
+    std::memcpy(base_ + *offset, header, header_len);
+    return *offset;
   }
   return Status::NoSpace("dram medium has no free range of " + std::to_string(want) +
                          " bytes");
@@ -47,19 +42,7 @@ void DramMedium::Free(uint64_t offset) {
   if (obj == objects_.end()) return;
   uint64_t len = obj->second.size;
   objects_.erase(obj);
-  auto next = free_ranges_.lower_bound(offset);
-  if (next != free_ranges_.end() && next->first == offset + len) {
-    len += next->second;
-    next = free_ranges_.erase(next);
-  }
-  if (next != free_ranges_.begin()) {
-    auto prev = std::prev(next);
-    if (prev->first + prev->second == offset) {
-      prev->second += len;
-      return;
-    }
-  }
-  free_ranges_[offset] = len;
+  free_.Give(offset, len);
 }
 
 std::vector<uint64_t> DramMedium::ObjectsOfType(uint32_t type) {

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "server/store/free_ranges.h"
 #include "server/store/medium.h"
 
 namespace rpmp {
@@ -40,8 +41,8 @@ class DramMedium : public Medium {
   uint64_t capacity_;
   char* base_;
   std::mutex mu_;
-  std::map<uint64_t, uint64_t> free_ranges_;  // offset -> length
-  std::map<uint64_t, Object> objects_;        // offset -> object
+  FreeRanges free_;                     // under mu_
+  std::map<uint64_t, Object> objects_;  // offset -> object
 };
 
 }  // namespace rpmp

@@ -116,19 +116,19 @@ Status LogStore::CheckWriteId(Namespace* ns, const WriteId& id, WriteIdKind kind
   return Status::Ok();
 }
 
-void LogStore::StoreCommitWord(const RecordRef& rec, uint64_t word) {
+void LogStore::StoreCommitWord(const StoredRecord& rec, uint64_t word) {
   PoolState* pool = rec.segment->pool;
   fmt::RecordHeader* h = HeaderAt(*pool, rec.header_offset);
   __atomic_store_n(&h->commit, word, __ATOMIC_RELEASE);
   pool->medium->Persist(&h->commit, sizeof(h->commit));
 }
 
-void LogStore::CountLive(const RecordRef& rec) {
+void LogStore::CountLive(const StoredRecord& rec) {
   rec.segment->live_records++;
   rec.segment->live_bytes += rec.bytes;
 }
 
-void LogStore::MarkDead(Namespace* ns, const RecordRef& rec) {
+void LogStore::MarkDead(Namespace* ns, const StoredRecord& rec) {
   StoreCommitWord(rec, rec.seq | fmt::kDeadBit);
   rec.segment->live_records--;
   rec.segment->live_bytes -= rec.bytes;
@@ -136,7 +136,7 @@ void LogStore::MarkDead(Namespace* ns, const RecordRef& rec) {
 }
 
 void LogStore::MarkKeyDead(Namespace* ns, KeyEntry* entry) {
-  for (const RecordRef& rec : entry->records) MarkDead(ns, rec);
+  for (const StoredRecord& rec : entry->records) MarkDead(ns, rec);
   ns->records -= entry->records.size();
   ns->live_bytes -= entry->total_length;
   entry->records.clear();
@@ -206,7 +206,7 @@ Status LogStore::FinishReservation(LogReservation* impl, bool committed) {
     return Status::FailedPrecondition("namespace '" + ns->name +
                                       "' was deleted while the write was in flight");
   }
-  RecordRef rec;
+  StoredRecord rec;
   rec.segment = impl->segment;
   rec.header_offset = impl->header_offset;
   rec.payload_offset = impl->payload_offset;
@@ -279,7 +279,7 @@ StatusOr<ObjectView> LogStore::Get(const std::string& ns_name, const std::string
   view.total_length = it->second.total_length;
   view.records.reserve(it->second.records.size());
   const Segment* last_pinned = nullptr;
-  for (const RecordRef& rec : it->second.records) {
+  for (const StoredRecord& rec : it->second.records) {
     RecordInfo info;
     info.tag = rec.tag;
     info.length = rec.length;
@@ -319,7 +319,7 @@ Status LogStore::Delete(const std::string& ns_name, const std::string& key,
                         TakeSpace(ns.get(), fmt::RecordSize(key.size(), 0, flags),
                                   SpacePurpose::kTombstone));
   WriteRecordHeader(place, fmt::kKindTombstone, tomb_spec);
-  RecordRef tomb;
+  StoredRecord tomb;
   tomb.segment = place.segment;
   tomb.header_offset = place.record_offset;
   tomb.seq = ++global_seq_;
@@ -363,7 +363,7 @@ StatusOr<ListPage> LogStore::List(const std::string& ns_name, const std::string&
   if (ns->deleted) return page;
   auto it = ns->keys.upper_bound(start_after);
   for (; it != ns->keys.end() && page.keys.size() < max; ++it) {
-    page.keys.push_back(KeyInfo{it->first, it->second.total_length,
+    page.keys.push_back(StoredKey{it->first, it->second.total_length,
                                 static_cast<uint32_t>(it->second.records.size())});
   }
   page.more = it != ns->keys.end();

@@ -65,7 +65,9 @@ struct Segment {
 };
 using SegmentPtr = std::shared_ptr<Segment>;
 
-struct RecordRef {
+// Where one record of a key lives in a pool, with its commit-word fields. Named apart
+// from the client's rpmp::RecordRef (rpmp/client.h), which rpmp-server also links.
+struct StoredRecord {
   SegmentPtr segment;
   uint64_t header_offset = 0;   // inside the pool
   uint64_t payload_offset = 0;  // inside the pool
@@ -81,7 +83,7 @@ struct RecordRef {
 };
 
 struct KeyEntry {
-  std::vector<RecordRef> records;
+  std::vector<StoredRecord> records;
   uint64_t total_length = 0;
 };
 
@@ -161,7 +163,7 @@ class LogStore : public Store {
   using Segment = log_store_internal::Segment;
   using SegmentPtr = log_store_internal::SegmentPtr;
   using PoolState = log_store_internal::PoolState;
-  using RecordRef = log_store_internal::RecordRef;
+  using StoredRecord = log_store_internal::StoredRecord;
   using KeyEntry = log_store_internal::KeyEntry;
   using Placement = log_store_internal::Placement;
   using SpacePurpose = log_store_internal::SpacePurpose;
@@ -177,13 +179,13 @@ class LogStore : public Store {
   uint64_t WriteRecordHeader(const Placement& place, uint8_t kind, const WriteSpec& spec,
                              uint64_t origin_seq = 0);
   // Counts a committed record as live in its segment / as dead (and maybe frees it).
-  void CountLive(const RecordRef& rec);
+  void CountLive(const StoredRecord& rec);
   // Checks spec.id against the namespace's table: OK to go on, a duplicate (then
   // *duplicate is set), or the error Reserve/Delete answers.
   Status CheckWriteId(Namespace* ns, const WriteId& id, WriteIdKind kind,
                       const std::string& key, bool* duplicate);
-  void StoreCommitWord(const RecordRef& rec, uint64_t word);
-  void MarkDead(Namespace* ns, const RecordRef& rec);
+  void StoreCommitWord(const StoredRecord& rec, uint64_t word);
+  void MarkDead(Namespace* ns, const StoredRecord& rec);
   void MarkKeyDead(Namespace* ns, KeyEntry* entry);
   Status FinishReservation(log_store_internal::LogReservation* impl, bool committed);
 
@@ -217,14 +219,14 @@ class LogStore : public Store {
   // without it, committed under it (log_store_compact.cc).
   struct PendingMove {
     std::string key;
-    RecordRef original, copy;
+    StoredRecord original, copy;
   };
-  StatusOr<PendingMove> StartMove(Namespace* ns, const std::string& key, const RecordRef& rec);
+  StatusOr<PendingMove> StartMove(Namespace* ns, const std::string& key, const StoredRecord& rec);
   void CopyPayload(const PendingMove& m);
   uint64_t FinishMove(Namespace* ns, PendingMove* m);
-  RecordRef* FindRecord(Namespace* ns, const std::string& key, const RecordRef& original);
+  StoredRecord* FindRecord(Namespace* ns, const std::string& key, const StoredRecord& original);
   bool NextLive(Namespace* ns, const SegmentPtr& victim, uint64_t* cursor, std::string* key,
-                RecordRef* rec);
+                StoredRecord* rec);
   // Moves up to max_bytes - *moved bytes out of mostly-dead segments of `ns`; the
   // namespace's lock is let go for every payload copy and after every batch.
   Status CompactNamespace(const NamespacePtr& ns, const CompactOptions& options,

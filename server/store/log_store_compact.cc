@@ -40,7 +40,7 @@ LogStore::SegmentPtr LogStore::PickVictim(Namespace* ns, double min_dead_fractio
 // header (commit 0, origin = the original's order), key and id written and persisted,
 // the target segment's pending count raised (like a reservation in flight).
 StatusOr<LogStore::PendingMove> LogStore::StartMove(Namespace* ns, const std::string& key,
-                                                    const RecordRef& rec) {
+                                                    const StoredRecord& rec) {
   WriteSpec spec;
   spec.key = key;
   spec.tag = rec.tag;
@@ -81,12 +81,12 @@ void LogStore::CopyPayload(const PendingMove& m) {
 // stays uncommitted, like an aborted write. Returns the bytes moved (0 when dropped).
 uint64_t LogStore::FinishMove(Namespace* ns, PendingMove* m) {
   m->copy.segment->pending--;
-  RecordRef* rec = ns->deleted ? nullptr : FindRecord(ns, m->key, m->original);
+  StoredRecord* rec = ns->deleted ? nullptr : FindRecord(ns, m->key, m->original);
   if (rec == nullptr) {
     MaybeReclaim(ns, m->copy.segment);
     return 0;
   }
-  RecordRef& copy = m->copy;
+  StoredRecord& copy = m->copy;
   copy.seq = ++global_seq_;
   StoreCommitWord(copy, copy.seq);
   CountLive(copy);
@@ -98,7 +98,7 @@ uint64_t LogStore::FinishMove(Namespace* ns, PendingMove* m) {
       ns->write_ids.Committed(copy.id, o);
     }
   }
-  RecordRef old = *rec;
+  StoredRecord old = *rec;
   *rec = copy;
   StoreCommitWord(old, old.seq | fmt::kDeadBit);
   old.segment->moved_out = true;
@@ -110,13 +110,13 @@ uint64_t LogStore::FinishMove(Namespace* ns, PendingMove* m) {
 }
 
 // The index entry of `original` (same key, order, segment and header), or null.
-LogStore::RecordRef* LogStore::FindRecord(Namespace* ns, const std::string& key,
-                                          const RecordRef& original) {
+LogStore::StoredRecord* LogStore::FindRecord(Namespace* ns, const std::string& key,
+                                          const StoredRecord& original) {
   auto it = ns->keys.find(key);
   if (it == ns->keys.end()) return nullptr;
-  std::vector<RecordRef>& recs = it->second.records;  // ascending order seq
+  std::vector<StoredRecord>& recs = it->second.records;  // ascending order seq
   auto r = std::lower_bound(recs.begin(), recs.end(), original.order,
-                            [](const RecordRef& a, uint64_t o) { return a.order < o; });
+                            [](const StoredRecord& a, uint64_t o) { return a.order < o; });
   if (r == recs.end() || r->order != original.order || r->segment != original.segment ||
       r->header_offset != original.header_offset)
     return nullptr;
@@ -126,7 +126,7 @@ LogStore::RecordRef* LogStore::FindRecord(Namespace* ns, const std::string& key,
 // Walks `victim` from *cursor (ns->mu held by *lock) to its next live record; false
 // at its end. Fills *key and *rec with the record's key and index entry.
 bool LogStore::NextLive(Namespace* ns, const SegmentPtr& victim, uint64_t* cursor,
-                        std::string* key, RecordRef* rec) {
+                        std::string* key, StoredRecord* rec) {
   PoolState* pool = victim->pool;
   while (*cursor < victim->tail && victim->live_records > 0) {
     uint64_t at = victim->offset + *cursor;  // pool offset of the record header
@@ -134,12 +134,12 @@ bool LogStore::NextLive(Namespace* ns, const SegmentPtr& victim, uint64_t* curso
     *cursor += fmt::RecordSize(h->key_length, h->payload_length, h->flags);
     uint64_t commit = __atomic_load_n(&h->commit, __ATOMIC_ACQUIRE);
     if (commit == 0 || (commit & fmt::kDeadBit) != 0 || h->kind == fmt::kKindTombstone) continue;
-    RecordRef probe;
+    StoredRecord probe;
     probe.segment = victim;
     probe.header_offset = at;
     probe.order = (h->flags & fmt::kRecordMoved) && h->origin_seq != 0 ? h->origin_seq : commit;
     key->assign(reinterpret_cast<const char*>(h) + fmt::kRecordHeaderSize, h->key_length);
-    RecordRef* found = FindRecord(ns, *key, probe);
+    StoredRecord* found = FindRecord(ns, *key, probe);
     if (found == nullptr) continue;
     *rec = *found;
     return true;
@@ -158,7 +158,7 @@ Status LogStore::CompactNamespace(const NamespacePtr& ns, const CompactOptions& 
     uint64_t before = *moved;
     uint64_t batch = 0;  // bytes moved since the lock was last let go
     std::string key;
-    RecordRef rec;
+    StoredRecord rec;
     while (*moved < options.max_bytes && NextLive(ns.get(), victim, &cursor, &key, &rec)) {
       StatusOr<PendingMove> m = StartMove(ns.get(), key, rec);
       if (!m.ok()) return m.status();

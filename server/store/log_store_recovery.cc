@@ -313,7 +313,7 @@ void LogStore::Replay(std::vector<Scanned>* scanned) {
     size_t j = i + 1;
     while (j < scanned->size() && (*scanned)[j].order == a.order && (*scanned)[j].dead) j++;
     if (j == scanned->size() || (*scanned)[j].order != a.order) continue;
-    RecordRef old;
+    StoredRecord old;
     old.segment = a.segment;
     old.header_offset = a.header_offset;
     StoreCommitWord(old, a.seq | fmt::kDeadBit);  // finishes the interrupted move
@@ -321,7 +321,7 @@ void LogStore::Replay(std::vector<Scanned>* scanned) {
   }
   for (Scanned& s : *scanned) {
     Namespace* ns = namespaces_[s.ns].get();
-    RecordRef rec;
+    StoredRecord rec;
     rec.segment = s.segment;
     rec.header_offset = s.header_offset;
     rec.payload_offset = s.header_offset + fmt::PayloadOffsetInRecord(s.key.size(), s.flags);

@@ -119,14 +119,16 @@ class Reservation {
   bool duplicate_ = false;
 };
 
-struct KeyInfo {
+// One key as the store lists it (ListKeys). Named apart from the client's rpmp::KeyInfo
+// (rpmp/client.h): rpmp-server links both, and one name must have one definition.
+struct StoredKey {
   std::string key;
   uint64_t total_length = 0;
   uint32_t records = 0;
 };
 
 struct ListPage {
-  std::vector<KeyInfo> keys;  // sorted by key
+  std::vector<StoredKey> keys;  // sorted by key
   bool more = false;          // true when keys beyond the last one exist
 };
 

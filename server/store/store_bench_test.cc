@@ -4,7 +4,7 @@
 #include <catch2/catch.hpp>
 #include <chrono>
 
-#include "server/store/store_test_util.h"
+#include "server/store/testing/store_test_util.h"
 
 namespace rpmp {
 namespace {

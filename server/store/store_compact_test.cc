@@ -11,7 +11,7 @@
 #include <thread>
 #include <type_traits>
 
-#include "server/store/store_test_util.h"
+#include "server/store/testing/store_test_util.h"
 
 namespace rpmp {
 namespace {

@@ -4,7 +4,7 @@
 #include <atomic>
 #include <thread>
 
-#include "server/store/store_test_util.h"
+#include "server/store/testing/store_test_util.h"
 
 namespace rpmp {
 namespace {
@@ -80,7 +80,7 @@ CONTRACT_TEST("list pages through keys with start_after, max and more") {
   for (;;) {
     auto page = store->List("ns", after, 10);
     REQUIRE(page.ok());
-    for (const KeyInfo& k : page->keys) seen.push_back(k.key);
+    for (const StoredKey& k : page->keys) seen.push_back(k.key);
     if (!page->more) break;
     after = page->keys.back().key;
   }
@@ -373,7 +373,7 @@ CONTRACT_TEST("mixed readers, writers, deleters and namespace deleters agree") {
   for (int n = 0; n < 3; n++) {
     auto page = store->List("ns" + std::to_string(n), "", 100);
     REQUIRE(page.ok());
-    for (const KeyInfo& k : page->keys) records += k.records;
+    for (const StoredKey& k : page->keys) records += k.records;
   }
   CHECK(records == stats.records);
 }

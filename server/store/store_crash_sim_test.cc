@@ -12,8 +12,8 @@
 #include <map>
 #include <random>
 
-#include "server/store/crash_sim_medium.h"
-#include "server/store/store_test_util.h"
+#include "server/store/testing/crash_sim_medium.h"
+#include "server/store/testing/store_test_util.h"
 
 namespace rpmp {
 namespace {
@@ -81,7 +81,7 @@ Model Read(Store* store, int* torn) {
   Model m;
   auto page = store->List("ns", "", 1000);
   REQUIRE(page.ok());
-  for (const KeyInfo& k : page->keys) {
+  for (const StoredKey& k : page->keys) {
     auto view = store->Get("ns", k.key);
     REQUIRE(view.ok());
     for (const RecordInfo& rec : view->records) {

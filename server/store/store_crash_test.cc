@@ -10,7 +10,7 @@
 #include <catch2/catch.hpp>
 #include <thread>
 
-#include "server/store/store_test_util.h"
+#include "server/store/testing/store_test_util.h"
 
 namespace rpmp {
 namespace {

@@ -3,9 +3,9 @@
 #include <catch2/catch.hpp>
 
 #include "server/store/dram_medium.h"
-#include "server/store/fault_medium.h"
+#include "server/store/testing/fault_medium.h"
 #include "server/store/log_store.h"
-#include "server/store/store_test_util.h"
+#include "server/store/testing/store_test_util.h"
 
 namespace rpmp {
 namespace {

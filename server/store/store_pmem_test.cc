@@ -9,7 +9,7 @@
 
 #include "server/store/format.h"
 #include "server/store/pmem_medium.h"
-#include "server/store/store_test_util.h"
+#include "server/store/testing/store_test_util.h"
 
 namespace rpmp {
 namespace {

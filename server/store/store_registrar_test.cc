@@ -8,7 +8,7 @@
 #include <map>
 #include <mutex>
 
-#include "server/store/store_test_util.h"
+#include "server/store/testing/store_test_util.h"
 
 namespace rpmp {
 namespace {

@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "server/store/store_test_util.h"
+#include "server/store/testing/store_test_util.h"
 
 namespace rpmp {
 namespace {

@@ -4,7 +4,7 @@
 // bounded. Run against the DRAM store and a libpmemobj pool; plus WriteIdTable alone.
 #include <catch2/catch.hpp>
 
-#include "server/store/store_test_util.h"
+#include "server/store/testing/store_test_util.h"
 #include "server/store/write_id_table.h"
 
 namespace rpmp {

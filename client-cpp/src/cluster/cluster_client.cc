@@ -100,28 +100,12 @@ StatusOr<Client*> ClusterClient::ServerAt(const std::string& endpoint, uint64_t 
   return c;
 }
 
-Status ClusterClient::OnPrimary(const std::string& ns, bool create, const ServerFn& fn) {
+Status ClusterClient::WithFailover(const std::string& ns, const std::function<bool(Status*)>& attempt) {
   auto deadline = std::chrono::steady_clock::now() + options_.retry_for;
   std::chrono::milliseconds backoff(20);
   while (true) {
     Status st;
-    StatusOr<std::shared_ptr<const v1::Namespace>> p = Placement(ns, create);
-    if (!p.ok()) {
-      st = p.status();
-    } else {
-      int i = PrimaryIndex(**p);
-      if (i < 0) {
-        st = Status::Unavailable("namespace '" + ns + "' has no usable replica");
-      } else {
-        const v1::Replica& m = (*p)->placement(i);
-        StatusOr<Client*> c = ServerAt(m.endpoint(), m.node_id());
-        st = c.ok() ? fn(*c, m.node_id()) : c.status();
-        if (st.ok()) return st;
-        // A server that does not know the namespace yet or any more: refresh too.
-        if (!IsFailoverCode(st.code()) && !(create && st.IsNotFound())) return st;
-      }
-    }
-    if (!p.ok() && !IsFailoverCode(st.code())) return st;
+    if (attempt(&st)) return st;
     Invalidate(ns);
     if (std::chrono::steady_clock::now() + backoff > deadline) return st;
     CountFailoverRetry();
@@ -130,34 +114,48 @@ Status ClusterClient::OnPrimary(const std::string& ns, bool create, const Server
   }
 }
 
-Status ClusterClient::OnAnyReplica(const std::string& ns, const ServerFn& fn) {
-  auto deadline = std::chrono::steady_clock::now() + options_.retry_for;
-  std::chrono::milliseconds backoff(20);
-  while (true) {
-    StatusOr<std::shared_ptr<const v1::Namespace>> p = Placement(ns, false);
-    if (!p.ok() && !IsFailoverCode(p.status().code())) return p.status();
-    Status st = p.status();
-    if (p.ok()) {
-      const v1::Namespace& pl = **p;
-      std::vector<int> order;
-      int primary = PrimaryIndex(pl);
-      if (primary >= 0) order.push_back(primary);
-      for (int i = 0; i < pl.placement_size(); i++)
-        if (i != primary && pl.placement(i).state() != v1::NODE_STATE_DEAD && InSync(pl, i)) order.push_back(i);
-      st = Status::Unavailable("namespace '" + ns + "' has no usable replica");
-      for (int i : order) {
-        const v1::Replica& m = pl.placement(i);
-        StatusOr<Client*> c = ServerAt(m.endpoint(), m.node_id());
-        st = c.ok() ? fn(*c, m.node_id()) : c.status();
-        if (st.ok() || !IsFailoverCode(st.code())) return st;  // fail over at once otherwise
-      }
+Status ClusterClient::OnPrimary(const std::string& ns, bool create, const ServerFn& fn) {
+  return WithFailover(ns, [&](Status* st) {
+    StatusOr<std::shared_ptr<const v1::Namespace>> p = Placement(ns, create);
+    if (!p.ok()) {
+      *st = p.status();
+      return !IsFailoverCode(st->code());
     }
-    Invalidate(ns);
-    if (std::chrono::steady_clock::now() + backoff > deadline) return st;
-    CountFailoverRetry();
-    std::this_thread::sleep_for(backoff);
-    backoff = std::min(backoff * 2, std::chrono::milliseconds(500));
-  }
+    int i = PrimaryIndex(**p);
+    if (i < 0) {
+      *st = Status::Unavailable("namespace '" + ns + "' has no usable replica");
+      return false;
+    }
+    const v1::Replica& m = (*p)->placement(i);
+    StatusOr<Client*> c = ServerAt(m.endpoint(), m.node_id());
+    *st = c.ok() ? fn(*c, m.node_id()) : c.status();
+    // A server that does not know the namespace yet or any more: refresh too.
+    return st->ok() || (!IsFailoverCode(st->code()) && !(create && st->IsNotFound()));
+  });
+}
+
+Status ClusterClient::OnAnyReplica(const std::string& ns, const ServerFn& fn) {
+  return WithFailover(ns, [&](Status* st) {
+    StatusOr<std::shared_ptr<const v1::Namespace>> p = Placement(ns, false);
+    if (!p.ok()) {
+      *st = p.status();
+      return !IsFailoverCode(st->code());
+    }
+    const v1::Namespace& pl = **p;
+    std::vector<int> order;
+    int primary = PrimaryIndex(pl);
+    if (primary >= 0) order.push_back(primary);
+    for (int i = 0; i < pl.placement_size(); i++)
+      if (i != primary && pl.placement(i).state() != v1::NODE_STATE_DEAD && InSync(pl, i)) order.push_back(i);
+    *st = Status::Unavailable("namespace '" + ns + "' has no usable replica");
+    for (int i : order) {
+      const v1::Replica& m = pl.placement(i);
+      StatusOr<Client*> c = ServerAt(m.endpoint(), m.node_id());
+      *st = c.ok() ? fn(*c, m.node_id()) : c.status();
+      if (st->ok() || !IsFailoverCode(st->code())) return true;  // fail over at once otherwise
+    }
+    return false;
+  });
 }
 
 Status ClusterClient::WriteOnPrimary(bool put, const std::string& ns, const std::string& key,

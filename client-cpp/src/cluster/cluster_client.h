@@ -78,6 +78,10 @@ class ClusterClient : public Client, public ClusterControl {
 
  private:
   using ServerFn = std::function<Status(Client*, uint64_t node_id)>;
+  // The retry loop OnPrimary and OnAnyReplica share: runs attempt until it says its
+  // status is final (returns true) or options_.retry_for passes, refreshing ns's
+  // placement and backing off (20 ms doubling to 500 ms) between attempts.
+  Status WithFailover(const std::string& ns, const std::function<bool(Status*)>& attempt);
   // Runs fn against the namespace's primary, retrying through failovers.
   Status OnPrimary(const std::string& ns, bool create, const ServerFn& fn);
   // Runs fn against the primary, then the other replicas when one is unreachable.

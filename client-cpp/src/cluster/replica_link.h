@@ -5,8 +5,8 @@
 // namespace) sends records one at a time, so every replica commits them in the
 // primary's order and records stay byte-identical across replicas.
 //
-// Who calls it: server/cluster/ (replication and repair). Thread-safe. This header
-// must not pull in rpmp/client.h: the server's own types share its names.
+// Who calls it: server/cluster/ (replication and repair). Thread-safe. It does not
+// pull in rpmp/client.h: the server needs none of the client's API types.
 #pragma once
 
 #include <chrono>

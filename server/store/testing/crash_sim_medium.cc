@@ -1,5 +1,5 @@
 // CrashSimMedium implementation (see crash_sim_medium.h).
-#include "server/store/crash_sim_medium.h"
+#include "server/store/testing/crash_sim_medium.h"
 
 #include <cstdlib>
 #include <cstring>
@@ -19,7 +19,7 @@ CrashSimMedium::CrashSimMedium(uint64_t capacity, uint64_t seed, bool pmdk_offse
   Init();
   std::memset(base_, 0, kRootReserved);
   std::memcpy(durable_.data(), base_, capacity_);
-  free_ranges_[kRootReserved] = capacity_ - kRootReserved;
+  free_.Give(kRootReserved, capacity_ - kRootReserved);
 }
 
 CrashSimMedium::CrashSimMedium(const CrashImage& image, uint64_t seed)
@@ -34,10 +34,10 @@ CrashSimMedium::CrashSimMedium(const CrashImage& image, uint64_t seed)
     uint64_t chunk = pmdk_offsets_ ? offset - kPmdkHeader : offset;
     uint64_t len = store_format::AlignUp(obj.second + (pmdk_offsets_ ? kPmdkHeader : 0));
     chunks_[offset] = {chunk, len};
-    if (chunk > pos) free_ranges_[pos] = chunk - pos;
+    if (chunk > pos) free_.Give(pos, chunk - pos);
     pos = chunk + len;
   }
-  if (pos < capacity_) free_ranges_[pos] = capacity_ - pos;
+  if (pos < capacity_) free_.Give(pos, capacity_ - pos);
 }
 
 void CrashSimMedium::Init() {
@@ -98,12 +98,8 @@ StatusOr<uint64_t> CrashSimMedium::Allocate(uint32_t type, uint64_t size, const 
   uint64_t extra = pmdk_offsets_ ? kPmdkHeader : 0;
   uint64_t want = store_format::AlignUp(size + extra);
   std::lock_guard<std::mutex> lock(mu_);
-  for (auto it = free_ranges_.begin(); it != free_ranges_.end(); ++it) {
-    if (it->second < want) continue;
-    uint64_t chunk = it->first;
-    uint64_t rest = it->second - want;
-    free_ranges_.erase(it);
-    if (rest > 0) free_ranges_[chunk + want] = rest;
+  if (std::optional<uint64_t> taken = free_.Take(want)) {
+    uint64_t chunk = *taken;
     uint64_t offset = chunk + extra;
     // Stale bytes of earlier use, durable too; then the header, durable before the
     // object is reachable (the allocation is atomic).
@@ -128,19 +124,7 @@ void CrashSimMedium::Free(uint64_t offset) {
   uint64_t start = c->second.first, len = c->second.second;
   chunks_.erase(c);
   objects_.erase(offset);
-  auto next = free_ranges_.lower_bound(start);
-  if (next != free_ranges_.end() && next->first == start + len) {
-    len += next->second;
-    next = free_ranges_.erase(next);
-  }
-  if (next != free_ranges_.begin()) {
-    auto prev = std::prev(next);
-    if (prev->first + prev->second == start) {
-      prev->second += len;
-      return;
-    }
-  }
-  free_ranges_[start] = len;
+  free_.Give(start, len);
 }
 
 std::vector<uint64_t> CrashSimMedium::ObjectsOfType(uint32_t type) {

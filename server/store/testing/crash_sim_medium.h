@@ -23,6 +23,7 @@
 #include <string>
 #include <vector>
 
+#include "server/store/free_ranges.h"
 #include "server/store/medium.h"
 
 namespace rpmp {
@@ -73,7 +74,7 @@ class CrashSimMedium : public Medium {
   std::vector<char> durable_;
   mutable std::mutex mu_;
   std::mt19937_64 rng_;
-  std::map<uint64_t, uint64_t> free_ranges_;  // offset -> length (64-aligned chunks)
+  FreeRanges free_;  // 64-aligned chunks
   std::map<uint64_t, std::pair<uint32_t, uint64_t>> objects_;  // user offset -> (type, size)
   std::map<uint64_t, std::pair<uint64_t, uint64_t>> chunks_;   // user offset -> (chunk, len)
   uint64_t persists_ = 0;
