@@ -77,11 +77,28 @@ func (c *Catalog) PlanCreate(name string, o Options, usable []uint64, dead func(
 	}
 	ns = model.Namespace{
 		Name: name, Replicas: o.Replicas, MinReplicas: o.MinReplicas, TTLSeconds: o.TTLSeconds,
-		Placement: ring.New(usable, c.vnodes).Place(name, int(o.Replicas)),
+		Placement: placeNew(ring.New(usable, c.vnodes), name, int(o.Replicas)),
 		CreatedMs: nowMs, TouchedMs: nowMs, Epoch: epoch,
 	}
 	ns.InSync = slices.Clone(ns.Placement) // all empty: trivially in sync
 	return ns, true, nil
+}
+
+// placeNew chooses a new namespace's members. A placement group <parent>/g<i>
+// takes its parent's ring order rotated by i, so the groups of one parent stripe
+// over every node (group i's primary is the i-th node of that order); any other
+// name walks the ring from its own hash.
+func placeNew(r *ring.Ring, name string, n int) []uint64 {
+	parent, index, ok := nsname.Group(name)
+	if !ok {
+		return r.Place(name, n)
+	}
+	order := r.Place(parent, r.Len())
+	out := make([]uint64, 0, n)
+	for k := 0; k < n && k < len(order); k++ {
+		out = append(out, order[(index+k)%len(order)])
+	}
+	return out
 }
 
 // checkNoPendingDeletion refuses to recreate a name while a node that is

@@ -3,6 +3,7 @@
 package catalog
 
 import (
+	"fmt"
 	"slices"
 	"testing"
 
@@ -177,5 +178,25 @@ func TestRecreateWhilePending(t *testing.T) {
 	dead := func(id uint64) bool { return id == 1 }
 	if _, _, err := c.PlanCreate("r", Options{Replicas: 1}, []uint64{2}, dead, 2, 1); err != nil {
 		t.Fatalf("recreate while only a dead node is pending: %v", err)
+	}
+}
+
+func TestPlacementGroupsStripeOverEveryNode(t *testing.T) {
+	c := New(ring.DefaultVNodes)
+	usable := []uint64{1, 2, 3}
+	order := ring.New(usable, ring.DefaultVNodes).Place("spark/app-1/7", 3)
+	primaries := map[uint64]int{}
+	for g := 0; g < 6; g++ {
+		ns := create(t, c, fmt.Sprintf("spark/app-1/7/g%d", g), Options{Replicas: 2}, usable, 0)
+		want := []uint64{order[g%3], order[(g+1)%3]}
+		if !slices.Equal(ns.Placement, want) {
+			t.Fatalf("group %d placed on %v, want %v", g, ns.Placement, want)
+		}
+		primaries[ns.Placement[0]]++
+	}
+	for _, id := range usable {
+		if primaries[id] != 2 {
+			t.Fatalf("node %d is the primary of %d of 6 groups, want 2: %v", id, primaries[id], primaries)
+		}
 	}
 }

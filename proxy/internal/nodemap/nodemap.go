@@ -126,6 +126,33 @@ func (m *Map) All() []model.Node {
 	return out
 }
 
+// RoomFraction is the share of its capacity a node must have free to take new
+// namespaces while enough other nodes have that much (RoomyIDs).
+const RoomFraction = 16 // 1/16 of capacity
+
+// RoomyIDs returns the usable nodes with at least 1/RoomFraction of their
+// capacity free (a node that reported no capacity yet counts as roomy), or all
+// usable nodes when fewer than want of them have that room: new namespaces
+// (Spark's placement groups among them) go to nodes that can hold them, and a
+// nearly full cluster still places where it can.
+func (m *Map) RoomyIDs(want int) []uint64 {
+	if want < 1 {
+		want = 1
+	}
+	usable := m.UsableIDs()
+	var roomy []uint64
+	for _, id := range usable {
+		n := m.nodes[id]
+		if n.Capacity == 0 || n.Free >= n.Capacity/RoomFraction {
+			roomy = append(roomy, id)
+		}
+	}
+	if len(roomy) < want {
+		return usable
+	}
+	return roomy
+}
+
 // UsableIDs returns the ids of LIVE, non-draining nodes, ascending.
 func (m *Map) UsableIDs() []uint64 {
 	var out []uint64

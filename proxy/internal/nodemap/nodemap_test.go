@@ -87,3 +87,24 @@ func TestDrainSticky(t *testing.T) {
 		t.Fatalf("drain not sticky: changed=%v rec=%+v", changed, rec)
 	}
 }
+
+func TestRoomyIDsPrefersNodesWithRoom(t *testing.T) {
+	t0 := time.Unix(4000, 0)
+	m := New(time.Second, 3*time.Second)
+	space := func(id, capacity, free uint64) {
+		rec, _ := m.Next(Beat{ID: id, Endpoint: "127.0.0.1:1", Capacity: capacity, Free: free}, t0)
+		m.Put(rec, t0)
+	}
+	space(1, 1600, 1600)
+	space(2, 1600, 99) // under 1/16 free: full for new namespaces
+	space(3, 1600, 100)
+	space(4, 0, 0) // no capacity reported yet: counts as roomy
+	got := m.RoomyIDs(2)
+	if len(got) != 3 || got[0] != 1 || got[1] != 3 || got[2] != 4 {
+		t.Fatalf("RoomyIDs(2) = %v, want [1 3 4]", got)
+	}
+	// Fewer roomy nodes than copies wanted: every usable node.
+	if got := m.RoomyIDs(4); len(got) != 4 {
+		t.Fatalf("RoomyIDs(4) = %v, want all 4 usable nodes", got)
+	}
+}

@@ -52,3 +52,25 @@ func ValidatePrefix(prefix string) error {
 	}
 	return nil
 }
+
+// Group reports whether name is a placement group: its last path component is
+// "g" and a decimal index without leading zeros (g0, g1, ... g4095) under a
+// non-empty parent. The proxy stripes a parent's groups over the nodes
+// (docs/cluster.md "Placement groups").
+func Group(name string) (parent string, index int, ok bool) {
+	slash := strings.LastIndexByte(name, '/')
+	if slash <= 0 {
+		return "", 0, false
+	}
+	last := name[slash+1:]
+	if len(last) < 2 || len(last) > 5 || last[0] != 'g' || (last[1] == '0' && len(last) > 2) {
+		return "", 0, false
+	}
+	for _, c := range last[1:] {
+		if c < '0' || c > '9' {
+			return "", 0, false
+		}
+		index = index*10 + int(c-'0')
+	}
+	return name[:slash], index, true
+}

@@ -44,3 +44,26 @@ func TestValidatePrefix(t *testing.T) {
 		}
 	}
 }
+
+func TestGroup(t *testing.T) {
+	for _, tc := range []struct {
+		name, parent string
+		index        int
+		ok           bool
+	}{
+		{"spark/app-1/3/g0", "spark/app-1/3", 0, true},
+		{"spark/app-1/3/g17", "spark/app-1/3", 17, true},
+		{"a/g4095", "a", 4095, true},
+		{"g1", "", 0, false},        // no parent
+		{"a/g", "", 0, false},       // no index
+		{"a/g01", "", 0, false},     // leading zero
+		{"a/gx", "", 0, false},      // not decimal
+		{"a/g123456", "", 0, false}, // too long
+		{"a/b", "", 0, false},
+	} {
+		parent, index, ok := Group(tc.name)
+		if parent != tc.parent || index != tc.index || ok != tc.ok {
+			t.Errorf("Group(%q) = %q, %d, %v; want %q, %d, %v", tc.name, parent, index, ok, tc.parent, tc.index, tc.ok)
+		}
+	}
+}

@@ -112,7 +112,7 @@ func (l *Leader) CreateNamespace(req *pb.CreateNamespaceRequest, caller auth.Ide
 	defer l.wmu.Unlock()
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	ns, isNew, err := l.cat.PlanCreate(req.Name, opts, l.nodes.UsableIDs(), func(id uint64) bool {
+	ns, isNew, err := l.cat.PlanCreate(req.Name, opts, l.nodes.RoomyIDs(int(opts.Replicas)), func(id uint64) bool {
 		return l.replaceReason(id) == "dead"
 	}, l.now().UnixMilli(), l.epoch)
 	if err != nil || !isNew {

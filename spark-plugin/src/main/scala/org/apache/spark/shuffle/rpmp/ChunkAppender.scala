@@ -81,18 +81,21 @@ private[rpmp] final class ChunkAppender(
   private val chunks = new Array[Int](numPartitions)
   private val sawLast = new Array[Boolean](numPartitions)
 
-  private case class Push(partition: Int, server: String, buffer: RpmpBuffer,
+  private case class Push(partition: Int, server: String, ns: String, buffer: RpmpBuffer,
                           future: CompletableFuture[Void])
   private val pending = new ArrayDeque[Push]()
-  private val free = mutable.Map.empty[String, ArrayDeque[RpmpBuffer]]
+  // Pooled buffers by (endpoint, namespace): a buffer is memory of the connection to its
+  // namespace's primary, so it serves only appends to that namespace (placement group).
+  private val free = mutable.Map.empty[(String, String), ArrayDeque[RpmpBuffer]]
 
   def chunksPushed: Long = chunks.iterator.map(_.toLong).sum
 
   /** A sink in a pooled buffer of partition p's connection, after the header space. */
   def openSink(p: Int): RegisteredSink = {
     val server = coords.serverFor(p)
-    new RegisteredSink(takeBuffer(server), headerBytes,
-      n => clients.get(server).allocateBufferForWrite(coords.namespace, n))
+    val ns = coords.namespaceOf(p)
+    new RegisteredSink(takeBuffer(server, ns), headerBytes,
+      n => clients.get(server).allocateBufferForWrite(ns, n))
   }
 
   /** Appends what `sink` holds as partition p's next chunk (its buffer now belongs here). */
@@ -110,7 +113,7 @@ private[rpmp] final class ChunkAppender(
     var p = 0
     while (p < numPartitions) {
       if (chunks(p) > 0 && !sawLast(p)) {
-        val buffer = takeBuffer(coords.serverFor(p))
+        val buffer = takeBuffer(coords.serverFor(p), coords.namespaceOf(p))
         buffer.setSize(headerBytes)
         push(p, buffer, 0, last = true)
       }
@@ -126,8 +129,9 @@ private[rpmp] final class ChunkAppender(
     ShuffleChunk.writeHeader(header, p, chunks(p), cumulative, mapId, last)
     buffer.byteBuffer().put(0, header, 0, headerBytes)
     val server = coords.serverFor(p)
+    val ns = coords.namespaceOf(p)
     val future = try {
-      clients.get(server).appendAsync(coords.namespace, coords.partitionKey(p), buffer, mapId)
+      clients.get(server).appendAsync(ns, coords.partitionKey(p), buffer, mapId)
     } catch {
       case e: Exception =>
         buffer.close()
@@ -135,7 +139,7 @@ private[rpmp] final class ChunkAppender(
         throw new IOException(s"RPMP append of shuffle ${coords.shuffleId} partition $p: $e", e)
     }
     RpmpMetrics.appendIssued(future, dataBytes)
-    pending.add(Push(p, server, buffer, future))
+    pending.add(Push(p, server, ns, buffer, future))
     chunks(p) += 1
     sawLast(p) = last
     partitionLengths(p) = cumulative
@@ -143,9 +147,12 @@ private[rpmp] final class ChunkAppender(
     metrics.incWriteTime(System.nanoTime() - start)
   }
 
-  /** A pooled buffer for `server`, waiting for the oldest push when too many are pending. */
-  private def takeBuffer(server: String): RpmpBuffer = {
-    val pool = free.getOrElseUpdate(server, new ArrayDeque[RpmpBuffer]())
+  /**
+   * A pooled buffer for appends to `ns` through `server`, waiting for the oldest push when
+   * too many are pending.
+   */
+  private def takeBuffer(server: String, ns: String): RpmpBuffer = {
+    val pool = free.getOrElseUpdate((server, ns), new ArrayDeque[RpmpBuffer]())
     if (pool.isEmpty && pending.size >= conf.maxPushesInFlight) awaitOldest()
     if (!pool.isEmpty) {
       val b = pool.poll()
@@ -153,7 +160,7 @@ private[rpmp] final class ChunkAppender(
       b
     } else {
       // Memory of the connection the appends go to (cluster mode: the primary's): no copy.
-      clients.get(server).allocateBufferForWrite(coords.namespace, bufferBytes)
+      clients.get(server).allocateBufferForWrite(ns, bufferBytes)
     }
   }
 
@@ -176,7 +183,7 @@ private[rpmp] final class ChunkAppender(
     }
     // Buffers that grew past the pool size are not kept.
     if (push.buffer.capacity() <= bufferBytes * 2) {
-      free.getOrElseUpdate(push.server, new ArrayDeque[RpmpBuffer]()).add(push.buffer)
+      free.getOrElseUpdate((push.server, push.ns), new ArrayDeque[RpmpBuffer]()).add(push.buffer)
     } else {
       push.buffer.close()
     }

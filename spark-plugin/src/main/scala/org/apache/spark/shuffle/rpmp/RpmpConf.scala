@@ -90,7 +90,8 @@ private[spark] case class RpmpConf(
     sortRunBytes: Long = Long.MaxValue,
     bypassChunkBytes: Int = 192 << 10,
     authSecret: RpmpSecret = RpmpSecret.None,
-    minFreeBytes: Long = 16L << 20) {
+    minFreeBytes: Long = 16L << 20,
+    placementGroups: Int = 0) {
 
   def clusterMode: Boolean = proxies.nonEmpty
 
@@ -116,6 +117,7 @@ private[spark] object RpmpConf {
   val SortRunSizeKey = "spark.rpmp.writer.sortRunSize"
   val BypassChunkSizeKey = "spark.rpmp.writer.bypassChunkSize"
   val MinFreeSpaceKey = "spark.rpmp.minFreeSpace"
+  val PlacementGroupsKey = "spark.rpmp.placementGroups"
   // Security (docs/security.md). The secret's key contains "secret", so Spark's default
   // spark.redaction.regex hides its value in the UI and event logs.
   val AuthSecretKey = "spark.rpmp.auth.secret"
@@ -169,6 +171,8 @@ private[spark] object RpmpConf {
       s"$BypassChunkSizeKey must be in [4k, 256m], got $bypassChunk")
     val minFree = conf.getSizeAsBytes(MinFreeSpaceKey, "16m")
     require(minFree >= 0, s"$MinFreeSpaceKey must be >= 0")
+    val groups = conf.getInt(PlacementGroupsKey, 0)
+    require(groups >= 0 && groups <= 4096, s"$PlacementGroupsKey must be in [0, 4096] (0 = auto), got $groups")
     val authSecret = readSecret(conf)
     RpmpConf(
       servers = servers,
@@ -188,7 +192,8 @@ private[spark] object RpmpConf {
       sortRunBytes = sortRun,
       bypassChunkBytes = bypassChunk.toInt,
       authSecret = authSecret,
-      minFreeBytes = minFree)
+      minFreeBytes = minFree,
+      placementGroups = groups)
   }
 
   /**

@@ -13,7 +13,10 @@ import org.apache.spark.shuffle.BaseShuffleHandle
  * Partition p of the shuffle is the object (namespace, p.toString); each map attempt appends
  * chunks tagged with its attempt id. Server-direct: on server servers(p % servers.size).
  * Cluster mode (`proxies` non-empty, resolved on the driver so executors need no
- * RPMP_PROXIES): through the proxies, which place the whole namespace.
+ * RPMP_PROXIES): through the proxies. With `groups` > 1 the shuffle is spread over the
+ * cluster as placement groups: partition p lives in namespace <namespace>/g<p % groups>,
+ * each group a namespace of its own that the proxies place (and replicate, fence, repair)
+ * independently, so a shuffle can use every node (docs/spark-plugin.md "Placement groups").
  */
 private[spark] case class RpmpShuffleCoordinates(
     appId: String,
@@ -22,13 +25,26 @@ private[spark] case class RpmpShuffleCoordinates(
     numMaps: Int,
     numPartitions: Int,
     servers: Seq[String],
-    proxies: Seq[String] = Nil) {
+    proxies: Seq[String] = Nil,
+    groups: Int = 1) {
   require(servers.nonEmpty || proxies.nonEmpty, "no RPMP server")
   require(runId.nonEmpty, "empty runId")
+  require(groups >= 1, s"groups must be >= 1, got $groups")
 
   def clusterMode: Boolean = proxies.nonEmpty
 
+  /** The shuffle's namespace: its only one, or with groups > 1 the parent of its groups. */
   def namespace: String = RpmpShuffleCoordinates.namespace(appId, runId, shuffleId)
+
+  /** The namespace holding partition `partitionId`. */
+  def namespaceOf(partitionId: Int): String =
+    if (groups <= 1) namespace else groupNamespace(partitionId % groups)
+
+  /** Every namespace of the shuffle (one per placement group). */
+  def namespaces: Seq[String] =
+    if (groups <= 1) Seq(namespace) else (0 until groups).map(groupNamespace)
+
+  private def groupNamespace(group: Int): String = s"$namespace/g$group"
 
   def partitionKey(partitionId: Int): String = partitionId.toString
 

@@ -64,7 +64,7 @@ class RpmpShuffleManager(conf: SparkConf, isDriver: Boolean)
       shuffleId: Int,
       dependency: ShuffleDependency[K, V, C]): ShuffleHandle = {
     RpmpMetrics.register(() => clients.liveBuffers, () => clients.clusterCounters)
-    val coords = RpmpShuffleCoordinates(
+    val base = RpmpShuffleCoordinates(
       appId = appId,
       runId = runId,
       shuffleId = shuffleId,
@@ -74,6 +74,7 @@ class RpmpShuffleManager(conf: SparkConf, isDriver: Boolean)
         if (rpmpConf.servers.nonEmpty || rpmpConf.clusterMode) rpmpConf.servers
         else Seq("unset:1"),
       proxies = rpmpConf.proxies)
+    var coords = base
     try {
       if (rpmpConf.servers.isEmpty && !rpmpConf.clusterMode) {
         throw new IllegalArgumentException(
@@ -89,8 +90,14 @@ class RpmpShuffleManager(conf: SparkConf, isDriver: Boolean)
             None
         }
         nodes.foreach(ShuffleRoom.checkNodes(shuffleId, _, rpmpConf.replicas, rpmpConf.minFreeBytes))
+        coords = base.copy(groups = RpmpShuffleManager.placementGroups(
+          rpmpConf.placementGroups, base.numPartitions, nodes.map(_.size)))
         clusterApps.add((coords.appId, coords.runId))
-        createNamespace(client, coords.namespace)
+        val described = coords.namespaces.map(ns => createNamespace(client, ns))
+        if (coords.groups == 1) described.head
+        else described.zipWithIndex.take(8).map { case (d, g) => s"g$g$d" }
+          .mkString(s" as ${coords.groups} placement groups: ", "; ",
+            if (coords.groups > 8) "; ..." else "")
       } else {
         // Reachability and room.
         coords.servers.foreach { s =>
@@ -197,7 +204,8 @@ class RpmpShuffleManager(conf: SparkConf, isDriver: Boolean)
   private def deleteNamespace(coords: RpmpShuffleCoordinates): Unit = {
     if (coords.clusterMode) {
       try {
-        clients.get(coords.serverFor(0)).deleteNamespaces(coords.namespace, false)
+        // With placement groups the groups are <namespace>/g<i>: the whole subtree goes.
+        clients.get(coords.serverFor(0)).deleteNamespaces(coords.namespace, coords.groups > 1)
         logInfo(s"Deleted RPMP namespace ${coords.namespace}")
       } catch {
         case _: io.rpmp.client.RpmpNotFoundException => // already gone
@@ -226,9 +234,11 @@ class RpmpShuffleManager(conf: SparkConf, isDriver: Boolean)
   /** Driver, cluster mode: keeps the namespaces of registered shuffles from expiring. */
   private lazy val ttlKeeper = new NamespaceKeeper(rpmpConf.ttlSeconds, () =>
     registered.values().forEach { c =>
-      try clients.get(c.serverFor(0)).touchNamespace(c.namespace) catch {
-        case _: io.rpmp.client.RpmpNotFoundException => // nothing written yet or deleted
-        case NonFatal(e) => logWarning(s"Could not touch RPMP namespace ${c.namespace}: $e")
+      c.namespaces.foreach { ns =>
+        try clients.get(c.serverFor(0)).touchNamespace(ns) catch {
+          case _: io.rpmp.client.RpmpNotFoundException => // nothing written yet or deleted
+          case NonFatal(e) => logWarning(s"Could not touch RPMP namespace $ns: $e")
+        }
       }
     })
 
@@ -269,6 +279,17 @@ class RpmpShuffleManager(conf: SparkConf, isDriver: Boolean)
 
 private[spark] object RpmpShuffleManager {
   private val random = new java.security.SecureRandom()
+
+  /**
+   * How many placement groups a new cluster-mode shuffle gets: spark.rpmp.placementGroups
+   * when set (> 0), else twice the live node count (so every node is some group's primary
+   * even when the proxies' hashing places two groups alike), never more than the shuffle's
+   * partitions; 1 when the node map could not be read.
+   */
+  def placementGroups(configured: Int, numPartitions: Int, liveNodes: Option[Int]): Int = {
+    val wanted = if (configured > 0) configured else liveNodes.map(_ * 2).getOrElse(1)
+    math.max(1, math.min(wanted, numPartitions))
+  }
 
   /** 12 hex digits: a run id for a SparkContext without an application attempt id. */
   def randomRunId(): String = f"${random.nextLong() & 0xffffffffffffL}%012x"

@@ -56,7 +56,8 @@ private[spark] class RpmpShuffleWriter[K, V, C](
     val server = coords.serverFor(partition)
     val future = try {
       clients.get(server).appendAsync(
-        coords.namespace, coords.partitionKey(partition), ByteBuffer.wrap(bytes, 0, length), mapId)
+        coords.namespaceOf(partition), coords.partitionKey(partition),
+        ByteBuffer.wrap(bytes, 0, length), mapId)
     } catch {
       case e: IOException =>
         clients.invalidateOn(server, e)

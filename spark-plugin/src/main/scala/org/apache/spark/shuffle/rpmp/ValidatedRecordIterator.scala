@@ -80,9 +80,10 @@ private[spark] class ValidatedRecordIterator(
       import scala.jdk.CollectionConverters._
       val client = clients.get(server)
       val key = coords.partitionKey(partition)
+      val ns = coords.namespaceOf(partition)
       val meta =
-        if (listOnlyWanted) client.getMetaOfTags(coords.namespace, key, wanted.toArray.sorted)
-        else client.getMeta(coords.namespace, key)
+        if (listOnlyWanted) client.getMetaOfTags(ns, key, wanted.toArray.sorted)
+        else client.getMeta(ns, key)
       Some(meta.records().asScala)
     } catch {
       case e: RpmpNotFoundException =>
@@ -117,12 +118,13 @@ private[spark] class ValidatedRecordIterator(
       val wanted = outputs.map(_.mapId).toSet
       val seen = mutable.HashSet.empty[(Long, Long, Int)]
       val server = coords.serverFor(partition)
+      val ns = coords.namespaceOf(partition)
       val nodes: Seq[Long] = if (!coords.clusterMode) Nil else {
-        try clients.get(server).describeNamespace(coords.namespace).replicaNodes().asScala
+        try clients.get(server).describeNamespace(ns).replicaNodes().asScala
           .map(_.longValue).toSeq
         catch {
           case NonFatal(e) =>
-            logWarning(s"describeNamespace ${coords.namespace} failed: $e")
+            logWarning(s"describeNamespace $ns failed: $e")
             Nil
         }
       }
@@ -133,11 +135,11 @@ private[spark] class ValidatedRecordIterator(
         for (node <- nodes) {
           try {
             val refs = clients.get(server)
-              .getMeta(coords.namespace, coords.partitionKey(partition), node).records().asScala
+              .getMeta(ns, coords.partitionKey(partition), node).records().asScala
             out ++= select(partition, server, refs, wanted, seen)
           } catch {
             case NonFatal(e) =>
-              logWarning(s"getMeta of ${coords.namespace}/$partition on node $node failed: $e")
+              logWarning(s"getMeta of $ns/$partition on node $node failed: $e")
           }
         }
       }

@@ -8,6 +8,8 @@ package org.apache.spark.shuffle.rpmp
 
 import java.time.Duration
 
+import scala.jdk.CollectionConverters._
+
 import io.rpmp.client.{RpmpClient, RpmpClientOptions, RpmpNotFoundException}
 import org.junit.jupiter.api.{AfterAll, BeforeAll, Test, TestInstance}
 import org.junit.jupiter.api.Assertions._
@@ -72,12 +74,20 @@ class PmofShuffleClusterTest {
       val sorted = data(sc).map { case (k, v) => (v, k) }.sortByKey(numPartitions = 4).keys.collect()
       assertEquals(expected.map(_._2).sorted, sorted.toSeq)
 
-      ns = namespaceOf(reducedRdd)
-      val info = client.describeNamespace(ns)
-      assertEquals(2, info.replicas())
-      assertEquals(2, info.replicaNodes().size())
-      assertEquals(Duration.ofHours(2), info.ttl())
+      // Placement groups: 3 partitions over min(3, 2 x 3 live nodes) groups, each its own
+      // namespace with 2 copies; together they use every node.
+      val coords = TestShuffles.coordinatesOf(reducedRdd)
+      assertEquals(3, coords.groups)
+      ns = coords.namespaceOf(0)
+      val nodes = coords.namespaces.flatMap { g =>
+        val info = client.describeNamespace(g)
+        assertEquals(2, info.replicas())
+        assertEquals(2, info.replicaNodes().size())
+        assertEquals(Duration.ofHours(2), info.ttl())
+        info.replicaNodes().asScala.map(_.longValue)
+      }.toSet
       assertFalse(client.list(ns).isEmpty, s"nothing stored in $ns")
+      assertEquals(3, nodes.size, s"the groups' copies are on nodes $nodes, not on all 3")
       // The rpmp Source's cluster gauges read this JVM's cluster client: it connected to
       // the servers, and the writers' and reader's buffers needed no staging copy.
       def gauge(name: String) =
@@ -88,7 +98,8 @@ class PmofShuffleClusterTest {
     } finally sc.stop()
     assertThrows(classOf[RpmpNotFoundException], () => client.describeNamespace(ns))
     // Nothing under spark/<appId>-<runId> left to delete.
-    assertThrows(classOf[RpmpNotFoundException], () => client.deleteNamespaces(ns.substring(0, ns.lastIndexOf('/')), true))
+    val appPrefix = ns.split('/').take(2).mkString("/")
+    assertThrows(classOf[RpmpNotFoundException], () => client.deleteNamespaces(appPrefix, true))
   }
 
   @Test

@@ -65,6 +65,28 @@ class RpmpConfTest {
   }
 
   @Test
+  def placementGroups(): Unit = {
+    // One group: the shuffle's own namespace, as before placement groups.
+    val one = RpmpShuffleCoordinates("app", "2", 3, 10, 5, Nil, Seq("p:1"))
+    assertEquals(Seq("spark/app-2/3"), one.namespaces)
+    assertEquals("spark/app-2/3", one.namespaceOf(4))
+    // Three groups: partition p in group p % 3, each a child of the shuffle's namespace.
+    val three = one.copy(groups = 3)
+    assertEquals(Seq("spark/app-2/3/g0", "spark/app-2/3/g1", "spark/app-2/3/g2"), three.namespaces)
+    assertEquals("spark/app-2/3/g1", three.namespaceOf(4))
+    assertEquals("spark/app-2/3/g0", three.namespaceOf(3))
+    // Auto: twice the live nodes, at most the partitions; 1 without a node map.
+    assertEquals(6, RpmpShuffleManager.placementGroups(0, 200, Some(3)))
+    assertEquals(4, RpmpShuffleManager.placementGroups(0, 4, Some(3)))
+    assertEquals(1, RpmpShuffleManager.placementGroups(0, 200, None))
+    assertEquals(5, RpmpShuffleManager.placementGroups(5, 200, Some(3)))
+    assertEquals(1, RpmpShuffleManager.placementGroups(5, 0, Some(3)))
+    assertEquals(7, RpmpConf(new SparkConf(false).set(RpmpConf.PlacementGroupsKey, "7")).placementGroups)
+    assertThrows(classOf[IllegalArgumentException], () =>
+      RpmpConf(new SparkConf(false).set(RpmpConf.PlacementGroupsKey, "-1")))
+  }
+
+  @Test
   def clusterCoordinates(): Unit = {
     val c = RpmpShuffleCoordinates("app", "2", 3, 10, 5, Nil, Seq("p1:7410", "p2:7411"))
     assertTrue(c.clusterMode)

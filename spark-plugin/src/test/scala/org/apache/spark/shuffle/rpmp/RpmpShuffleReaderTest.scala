@@ -92,7 +92,7 @@ class RpmpShuffleReaderTest {
   }
 
   private def append(partition: Int, mapId: Long, chunk: Array[Byte]): Unit =
-    client.append(coords.namespace, partition.toString, chunk, mapId)
+    client.append(coords.namespaceOf(partition), partition.toString, chunk, mapId)
 
   /** Registers map `mapIndex`'s attempt `mapId` with these partition sizes. */
   private def register(mapIndex: Int, mapId: Long, sizes: Array[Long]): Unit =

@@ -145,7 +145,7 @@ class SortWriterTest {
     var maxChunksPerMap = 0
     var maxChunkData = 0L
     for (p <- 0 until coords.numPartitions) {
-      val meta = try client.getMeta(coords.namespace, coords.partitionKey(p)) catch {
+      val meta = try client.getMeta(coords.namespaceOf(p), coords.partitionKey(p)) catch {
         case _: io.rpmp.client.RpmpNotFoundException => null
       }
       if (meta != null) {

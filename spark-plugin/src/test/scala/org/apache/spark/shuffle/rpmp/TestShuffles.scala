@@ -12,5 +12,6 @@ object TestShuffles {
       case other => throw new AssertionError(s"shuffle not stored in RPMP: $other")
     }
 
-  def namespaceOf(rdd: RDD[_]): String = coordinatesOf(rdd).namespace
+  /** The namespace of the shuffle's partition 0 (its group's, with placement groups). */
+  def namespaceOf(rdd: RDD[_]): String = coordinatesOf(rdd).namespaceOf(0)
 }

@@ -89,7 +89,7 @@ class RowChecksumTest {
 
       // Lose partition 0 in RPMP: FetchFailed, the map stage reruns with other data.
       client.delete(rdd.dep.shuffleHandle.asInstanceOf[RpmpShuffleHandle[_, _, _]]
-        .coordinates.namespace, "0")
+        .coordinates.namespaceOf(0), "0")
       try rdd.count() catch {
         case e: SparkException => // Spark may abort the job on the mismatch: also a detection
           assertTrue(e.getMessage.toLowerCase.contains("checksum") ||
