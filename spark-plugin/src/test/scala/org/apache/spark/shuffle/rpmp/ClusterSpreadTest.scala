@@ -21,9 +21,7 @@ import org.apache.spark.{HashPartitioner, SparkConf, SparkContext}
 @TestInstance(Lifecycle.PER_CLASS)
 class ClusterSpreadTest {
   private var cluster: TestRpmpCluster = _
-  private val Rows = 40000
-  private val RowBytes = 4096
-  private val Partitions = 12
+  import ClusterSpreadTest._
 
   @BeforeAll
   def startCluster(): Unit = {
@@ -35,24 +33,12 @@ class ClusterSpreadTest {
   @AfterAll
   def stopCluster(): Unit = if (cluster != null) cluster.close()
 
-  private def row(i: Int): Array[Byte] = {
-    val b = new Array[Byte](RowBytes)
-    new java.util.Random(i).nextBytes(b)
-    b
-  }
-
   /** (partition, rows, CRC-32 of the rows' CRC-32s summed): order-independent. */
   private def expected: Map[Int, (Long, Long)] = {
     val p = new HashPartitioner(Partitions)
     (0 until Rows).groupBy(i => p.getPartition(i)).map { case (part, rows) =>
       part -> (rows.size.toLong, rows.map(i => crc(row(i))).sum)
     }
-  }
-
-  private def crc(b: Array[Byte]): Long = {
-    val c = new CRC32()
-    c.update(b)
-    c.getValue
   }
 
   @Test
@@ -89,5 +75,24 @@ class ClusterSpreadTest {
     usedPerNode.foreach { case (server, used) =>
       assertTrue(used > (96L << 20) / 3, s"$server holds only $used bytes of the shuffle: $usedPerNode")
     }
+  }
+}
+
+/** What the job's closures use: no reference to the test instance (not serializable). */
+object ClusterSpreadTest {
+  val Rows = 40000
+  val RowBytes = 4096
+  val Partitions = 12
+
+  def row(i: Int): Array[Byte] = {
+    val b = new Array[Byte](RowBytes)
+    new java.util.Random(i).nextBytes(b)
+    b
+  }
+
+  def crc(b: Array[Byte]): Long = {
+    val c = new CRC32()
+    c.update(b)
+    c.getValue
   }
 }
