@@ -3,6 +3,7 @@
 
 #include <cinttypes>
 #include <cstdio>
+#include <cstdlib>
 #include <ctime>
 
 #include "common/config_util.h"
@@ -72,6 +73,24 @@ int Nodes(ProxyClient& proxy) {
   return 0;
 }
 
+// A node id as 'nodes' prints it: 1 to 16 hex digits, not zero.
+StatusOr<uint64_t> ParseNodeId(const std::string& s) {
+  if (s.empty() || s.size() > 16 || s.find_first_not_of("0123456789abcdefABCDEF") != std::string::npos)
+    return Status::InvalidArgument("node id '" + s + "' is not 16 hex digits as 'rpmpctl nodes' prints it");
+  uint64_t id = std::strtoull(s.c_str(), nullptr, 16);
+  if (id == 0) return Status::InvalidArgument("node id 0 does not exist");
+  return id;
+}
+
+int RemoveNode(ProxyClient& proxy, const std::string& arg) {
+  StatusOr<uint64_t> id = ParseNodeId(arg);
+  if (!id.ok()) return Bad(id.status().message());
+  StatusOr<v1::RemoveNodeReply> r = proxy.RemoveNode(*id);
+  if (!r.ok()) return Fail(r.status());
+  std::printf("removed %016" PRIx64 " %s\n", r->node().id(), r->node().endpoint().c_str());
+  return 0;
+}
+
 int Namespaces(ProxyClient& proxy, const std::vector<std::string>& w, const std::map<std::string, std::string>& opts) {
   if (w.size() < 2) return Bad("ns needs a subcommand: create, ls, show, rm");
   const std::string& sub = w[1];
@@ -125,6 +144,7 @@ int RunClusterCommand(const std::vector<std::string>& proxies, const std::vector
   po.retry_for = std::chrono::milliseconds(10000);
   ProxyClient proxy(proxies, po);
   if (words[0] == "nodes" && words.size() == 1) return Nodes(proxy);
+  if (words[0] == "nodes" && words.size() == 3 && words[1] == "rm") return RemoveNode(proxy, words[2]);
   if (words[0] == "ns") return Namespaces(proxy, words, opts);
   if (words[0] == "drain" && words.size() == 2) {
     uint64_t id = std::strtoull(words[1].c_str(), nullptr, 16);

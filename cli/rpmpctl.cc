@@ -33,7 +33,8 @@ constexpr const char* kUsage =
     "  with proxies, data commands go to the right servers of the cluster.\n"
     "  credentials come from the environment, never the command line: RPMP_SECRET_FILE\n"
     "  (the cluster secret) and RPMP_TLS_DIR (ca.crt, client.crt, client.key: mutual TLS\n"
-    "  to the proxies; drain and deleting others' namespaces need an admin certificate).\n"
+    "  to the proxies; drain, nodes rm and deleting others' namespaces need an admin\n"
+    "  certificate).\n"
     "commands:\n"
     "  put NS KEY FILE [--tag N]     store FILE ('-' = stdin) as the only record of KEY\n"
     "  append NS KEY FILE [--tag N]  add FILE as one more record of KEY\n"
@@ -47,6 +48,8 @@ constexpr const char* kUsage =
     "  write ADDR FILE | read ADDR LEN FILE | free ADDR   raw memory\n"
     "cluster commands (proxies only):\n"
     "  nodes                         node map: id, endpoint, state, used/free; the leader\n"
+    "  nodes rm NODE                 remove a DEAD node for good (admin certificate; refused\n"
+    "                                while a namespace still places a copy on it)\n"
     "  ns create NAME [--replicas R] [--min-replicas M] [--ttl DURATION]\n"
     "  ns ls [PREFIX] | ns show NAME | ns rm NAME [--recursive]\n"
     "  drain NODE [--cancel]         move a node's namespaces elsewhere\n";

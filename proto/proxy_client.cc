@@ -228,4 +228,10 @@ StatusOr<v1::DrainReply> ProxyClient::Drain(uint64_t node_id, bool cancel) {
   return Invoke<v1::DrainRequest, v1::DrainReply>("Drain", true, req, &v1::Proxy::Stub::Drain);
 }
 
+StatusOr<v1::RemoveNodeReply> ProxyClient::RemoveNode(uint64_t node_id) {
+  v1::RemoveNodeRequest req;
+  req.set_node_id(node_id);
+  return Invoke<v1::RemoveNodeRequest, v1::RemoveNodeReply>("RemoveNode", true, req, &v1::Proxy::Stub::RemoveNode);
+}
+
 }  // namespace rpmp

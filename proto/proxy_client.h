@@ -47,6 +47,9 @@ class ProxyClient {
   StatusOr<v1::DeleteNamespaceReply> DeleteNamespace(const std::string& name, bool recursive);
   StatusOr<v1::Namespace> TouchNamespace(const std::string& name);
   StatusOr<v1::DrainReply> Drain(uint64_t node_id, bool cancel);
+  // Leader only, admin certificate: removes a DEAD node from the node map.
+  // FailedPrecondition while it is not DEAD or a namespace still places a copy on it.
+  StatusOr<v1::RemoveNodeReply> RemoveNode(uint64_t node_id);
   // Leader only: the primary adds `node` to (after a repair) or removes it from the
   // namespace's in-sync set; FailedPrecondition on a stale epoch or non-primary.
   StatusOr<v1::Namespace> SetInSync(const std::string& name, uint64_t epoch, uint64_t primary, uint64_t node,

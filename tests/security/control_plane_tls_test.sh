@@ -7,8 +7,8 @@
 #     a certificate of another CA: refused;
 #   - an rpmp-server restarted on node0's pool with node1's certificate: its
 #     heartbeats are refused (permission denied), node0 stays bound to node0;
-#   - drain, and `ns rm` of another application's namespace, need the admin
-#     certificate (exit 1, permission denied); the owner and the admin succeed.
+#   - drain, `nodes rm`, and `ns rm` of another application's namespace, need the
+#     admin certificate (exit 1, permission denied); the owner and the admin succeed.
 # The proxies' own attack tests are in proxy/test/integration/security_test.go.
 # Missing prerequisites fail.
 #
@@ -91,6 +91,9 @@ echo hello | ctl put app/a k - || fail "put with the client certificate"
 expect_refused "drain as an application" "permission denied.*admin" ctl drain "$node0"
 RPMP_TLS_DIR="$admin" ctl drain "$node0" >/dev/null || fail "drain as admin"
 RPMP_TLS_DIR="$admin" ctl drain "$node0" --cancel >/dev/null || fail "undrain as admin"
+expect_refused "nodes rm as an application" "permission denied.*RemoveNode is for admin" ctl nodes rm "$node0"
+expect_refused "nodes rm of a LIVE node as admin" "is LIVE: only a DEAD node can be removed" \
+  env RPMP_TLS_DIR="$admin" "$BIN/rpmpctl" --proxy "$RPMP_PROXIES" nodes rm "$node0"
 # Another application: a certificate of the cluster CA with another CN.
 mkdir -p "$work/app2"
 cp "$tls/ca.crt" "$work/app2/"

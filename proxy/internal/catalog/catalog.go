@@ -142,6 +142,18 @@ func (c *Catalog) Matching(name string, recursive bool) []string {
 	return out
 }
 
+// PlacedOn returns the namespaces whose placement includes node, sorted by name.
+func (c *Catalog) PlacedOn(node uint64) []model.Namespace {
+	var out []model.Namespace
+	for _, ns := range c.namespaces {
+		if slices.Contains(ns.Placement, node) {
+			out = append(out, ns.Clone())
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out
+}
+
 // Expired returns the names of namespaces whose TTL has run out at nowMs.
 func (c *Catalog) Expired(nowMs int64) []string {
 	var out []string

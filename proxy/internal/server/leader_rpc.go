@@ -113,7 +113,8 @@ func (l *Leader) CreateNamespace(req *pb.CreateNamespaceRequest, caller auth.Ide
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	ns, isNew, err := l.cat.PlanCreate(req.Name, opts, l.nodes.UsableIDs(), func(id uint64) bool {
-		return l.replaceReason(id) == "dead"
+		n, known := l.nodes.Get(id)
+		return !known || n.Liveness == model.Dead // unknown: removed by an operator
 	}, l.now().UnixMilli(), l.epoch)
 	if err != nil || !isNew {
 		return l.nsReply(ns, err)

@@ -3,6 +3,7 @@
 package server
 
 import (
+	"slices"
 	"time"
 
 	"rpmp.io/proxy/internal/model"
@@ -123,6 +124,10 @@ func (l *Leader) deleteLocked(names []string) error {
 	dels := make([]model.Deletion, 0, len(names))
 	for _, name := range names {
 		d := l.cat.PlanDeletion(name, nowMs)
+		d.Pending = slices.DeleteFunc(d.Pending, func(id uint64) bool { // removed nodes never acknowledge
+			_, known := l.nodes.Get(id)
+			return !known
+		})
 		dels = append(dels, d)
 		l.st.DeleteNamespace(&b, name)
 		l.st.PutDeletion(&b, d)

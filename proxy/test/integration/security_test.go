@@ -212,6 +212,15 @@ func TestAttackNamespaceDeleteAndDrainNeedAdmin(t *testing.T) {
 	if _, err := admin.Drain(ctx, &pb.DrainRequest{NodeId: 0xA1, Cancel: true}); err != nil {
 		t.Fatalf("undrain by the admin: %v", err)
 	}
+	// Removing a node needs the admin certificate too (and the node must be DEAD).
+	for who, cl := range map[string]pb.ProxyClient{"an application": app1, "a node": dialAs(t, c.proxy.Addr, node)} {
+		if _, err := cl.RemoveNode(ctx, &pb.RemoveNodeRequest{NodeId: 0xA1}); status.Code(err) != codes.PermissionDenied {
+			t.Fatalf("RemoveNode by %s: want PermissionDenied, got %v", who, err)
+		}
+	}
+	if _, err := admin.RemoveNode(ctx, &pb.RemoveNodeRequest{NodeId: 0xA1}); status.Code(err) != codes.FailedPrecondition {
+		t.Fatalf("RemoveNode of a LIVE node by the admin: want FailedPrecondition, got %v", err)
+	}
 	// Nothing was deleted by the refused calls.
 	l, err := app1.ListNamespaces(ctx, &pb.ListNamespacesRequest{Prefix: "app1/"})
 	if err != nil || len(l.Namespaces) != 3 {
