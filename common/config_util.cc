@@ -70,6 +70,12 @@ StatusOr<HostPort> ParseHostPort(const std::string& s) {
   return hp;
 }
 
+std::string NodeIdHex(uint64_t id) {
+  char buf[17];
+  std::snprintf(buf, sizeof(buf), "%016llx", static_cast<unsigned long long>(id));
+  return buf;
+}
+
 std::string HumanBytes(uint64_t n) {
   const char* units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
   double v = static_cast<double>(n);

@@ -26,6 +26,9 @@ StatusOr<HostPort> ParseHostPort(const std::string& s);
 // As ParseHostPort, but PORT may also be 0 (an address to listen on: any free port).
 StatusOr<HostPort> ParseListenAddress(const std::string& s);
 
+// A node id as every RPMP tool and log prints it: 16 lowercase hex digits.
+std::string NodeIdHex(uint64_t id);
+
 // "1.5 GiB", "512 KiB", "17 B".
 std::string HumanBytes(uint64_t n);
 

@@ -99,7 +99,7 @@ func (c *Catalog) checkNoPendingDeletion(name string, dead func(uint64) bool) er
 	}
 	if len(waiting) > 0 {
 		return status.Errorf(codes.FailedPrecondition,
-			"namespace %q was deleted and nodes %v have not acknowledged it yet; retry after their next heartbeat", name, waiting)
+			"namespace %q was deleted and nodes %s have not acknowledged it yet; retry after their next heartbeat", name, model.HexIDs(waiting))
 	}
 	return nil
 }

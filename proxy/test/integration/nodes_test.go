@@ -4,6 +4,7 @@ package integration
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -58,6 +59,10 @@ func TestRemoveDeadNode(t *testing.T) {
 
 	nodes[victim].Stop()
 	eventually(t, 5*time.Second, "victim DEAD", func() bool { return allState(lc, pb.NodeState_NODE_STATE_DEAD, victim) })
+	// The leader logs node ids as rpmpctl prints them (16 hex digits), not in decimal.
+	eventually(t, 2*time.Second, "hex id in the leader's log", func() bool {
+		return strings.Contains(c.leader.log.String(), fmt.Sprintf("node %016x (127.0.0.1:%d) is now DEAD", victim, 20000+victim))
+	})
 	// "pair" is repaired onto the third node; "solo" keeps its only in-sync copy there.
 	eventually(t, 3*time.Second, "pair substituted", func() bool {
 		ctx, cancel := ctx1s()
