@@ -30,6 +30,16 @@ std::string LeaderTrailer(const grpc::ClientContext& ctx) {
 
 }  // namespace
 
+const char* NodeStateName(v1::NodeState s) {
+  switch (s) {
+    case v1::NODE_STATE_LIVE: return "LIVE";
+    case v1::NODE_STATE_SUSPECT: return "SUSPECT";
+    case v1::NODE_STATE_DEAD: return "DEAD";
+    case v1::NODE_STATE_DRAINING: return "DRAINING";
+    default: return "UNKNOWN";
+  }
+}
+
 std::vector<std::string> SplitProxyList(const std::string& s) {
   std::vector<std::string> out;
   std::stringstream ss(s);

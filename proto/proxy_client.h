@@ -25,6 +25,9 @@
 
 namespace rpmp {
 
+// "LIVE", "SUSPECT", "DEAD", "DRAINING" ("UNKNOWN" otherwise), as rpmpctl prints them.
+const char* NodeStateName(v1::NodeState s);
+
 struct ProxyClientOptions {
   std::chrono::milliseconds rpc_timeout{2000};  // one attempt against one proxy
   std::chrono::milliseconds retry_for{15000};   // keep retrying UNAVAILABLE this long

@@ -175,6 +175,20 @@ TEST_CASE("bad requests to the proxy give clear errors through the client and rp
   CHECK(out == "from stdin");
   CHECK(RunTool({"rpmpctl", "--proxy", proxies, "ns", "ls"}, "", &out, &err) == 0);
   CHECK(out.find("cli\treplicas=2") != std::string::npos);
+  // stat through the proxies: the cluster's totals (k has 2 copies), then each node.
+  REQUIRE(RunTool({"rpmpctl", "--proxy", proxies, "stat"}, "", &out, &err) == 0);
+  INFO(out);
+  CHECK(out.rfind("cluster of 3 nodes (3 answered) at " + proxies + "\n", 0) == 0);
+  CHECK(out.find(" keys 2 records 2 ") != std::string::npos);
+  // The servers compact by default: not "off" as the cluster line once said.
+  CHECK((out.find("\ncompaction idle ") != std::string::npos || out.find("\ncompaction running ") != std::string::npos));
+  CHECK(out.find("node 0000000000000000") == std::string::npos);
+  size_t node_lines = 0;
+  for (size_t at = out.find("\nnode "); at != std::string::npos; at = out.find("\nnode ", at + 1)) {
+    node_lines++;
+    CHECK(out.find(" LIVE namespaces ", at) < out.find('\n', at + 1));
+  }
+  CHECK(node_lines == 3);
 }
 
 std::string Hex(uint64_t id) {
