@@ -68,10 +68,6 @@ Status CheckTlsFiles(const ServerConfig& c) {
 
 }  // namespace
 
-bool IsLoopbackHost(const std::string& host) {
-  return host == "localhost" || host == "::1" || host == "[::1]" || host.rfind("127.", 0) == 0;
-}
-
 bool IsWildcardHost(const std::string& host) {
   std::string h = host.size() >= 2 && host.front() == '[' && host.back() == ']' ? host.substr(1, host.size() - 2) : host;
   in_addr v4;
