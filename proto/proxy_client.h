@@ -4,7 +4,8 @@
 // `rpmp-leader` trailer of a follower's UNAVAILABLE, or by trying each proxy), sends
 // leader-only calls there, and retries UNAVAILABLE answers with backoff until
 // `retry_for` has passed; a plaintext client that reaches a proxy serving TLS is told so
-// at once (tls_probe.h). Other errors come back at once, with the proxy's message;
+// at once (tls_probe.h), and so is a TLS client whose certificate check fails on every
+// proxy, with the certificate and the address named (tls_diagnose.h). Other errors come back at once, with the proxy's message;
 // gRPC codes map one-to-one onto rpmp::StatusCode.
 // Channels use mutual TLS when ProxyClientOptions::tls or $RPMP_TLS_DIR names the
 // files (proxy_credentials.h), plaintext otherwise.
@@ -73,9 +74,13 @@ class ProxyClient {
   // Whether addr answers TLS (ProbeTls). An answer, either way, is remembered for the
   // address; no answer (a proxy down) is asked again on its next failure.
   bool ServesTls(const std::string& addr);
+  // With TLS on, after a failed connection to addr: why its certificate check fails
+  // (DiagnoseTls), Ok when it does not.
+  Status CertificateProblem(const std::string& addr, const grpc::Status& gs);
 
   const std::vector<std::string> proxies_;
   ProxyClientOptions options_;
+  const TlsFiles tls_files_;  // empty: plaintext
   // The channel credentials, or why there are none (every call returns that error).
   StatusOr<std::shared_ptr<grpc::ChannelCredentials>> creds_;
   bool tls_;  // credentials are TLS (else plaintext)
