@@ -192,7 +192,7 @@ Status DiagnoseTls(const std::string& host_port, const TlsFiles& files, std::chr
   if (peer && first_error != X509_V_OK) return PeerCertificateProblem(host_port, hp->host, files, peer.get(), first_error);
   // TLS 1.3: a refused client certificate arrives as an alert after our side of the
   // handshake completed. Wait briefly for it; anything else (data, silence) is fine.
-  SetTimeouts(sock.fd, std::min(left(), std::chrono::milliseconds(300)));
+  SetTimeouts(sock.fd, std::min(left(), std::chrono::milliseconds(200)));
   char byte;
   rc = SSL_read(ssl.get(), &byte, 1);
   if (rc <= 0 && SSL_get_error(ssl.get(), rc) == SSL_ERROR_SSL) {
