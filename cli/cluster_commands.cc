@@ -3,6 +3,7 @@
 
 #include <cinttypes>
 #include <cstdio>
+#include <cstdlib>
 #include <ctime>
 
 #include "common/config_util.h"
@@ -10,16 +11,6 @@
 
 namespace rpmp {
 namespace {
-
-const char* StateName(v1::NodeState s) {
-  switch (s) {
-    case v1::NODE_STATE_LIVE: return "LIVE";
-    case v1::NODE_STATE_SUSPECT: return "SUSPECT";
-    case v1::NODE_STATE_DEAD: return "DEAD";
-    case v1::NODE_STATE_DRAINING: return "DRAINING";
-    default: return "UNKNOWN";
-  }
-}
 
 int Fail(const Status& st) {
   std::fprintf(stderr, "rpmpctl: %s\n", st.ToString().c_str());
@@ -36,7 +27,7 @@ void PrintNamespace(const v1::Namespace& ns, bool detail) {
   for (const v1::Replica& r : ns.placement()) {
     char buf[64];
     std::snprintf(buf, sizeof(buf), "%s%016" PRIx64 "(%s)", members.empty() ? "" : ",", r.node_id(),
-                  StateName(r.state()));
+                  NodeStateName(r.state()));
     members += buf;
   }
   std::printf("%s\treplicas=%u\tmin_replicas=%u\tttl=%" PRIu64 "s\tepoch=%" PRIu64 "\t%s%s\n",
@@ -44,7 +35,7 @@ void PrintNamespace(const v1::Namespace& ns, bool detail) {
               ns.epoch(), members.c_str(), ns.degraded() ? "\tDEGRADED" : "");
   if (!detail) return;
   for (const v1::Replica& r : ns.placement())
-    std::printf("  member %016" PRIx64 " %s %s\n", r.node_id(), r.endpoint().c_str(), StateName(r.state()));
+    std::printf("  member %016" PRIx64 " %s %s\n", r.node_id(), r.endpoint().c_str(), NodeStateName(r.state()));
   for (const v1::Substitution& s : ns.substitutions())
     std::printf("  substitution index=%u %016" PRIx64 " -> %016" PRIx64 " epoch=%" PRIu64 " reason=%s\n",
                 s.index(), s.replaced_node(), s.replacement_node(), s.epoch(), s.reason().c_str());
@@ -67,8 +58,26 @@ int Nodes(ProxyClient& proxy) {
               map->epoch());
   std::printf("%-16s  %-21s  %-8s  %10s  %10s  %10s\n", "NODE", "ENDPOINT", "STATE", "USED", "FREE", "CAPACITY");
   for (const v1::Node& n : map->nodes())
-    std::printf("%016" PRIx64 "  %-21s  %-8s  %10s  %10s  %10s\n", n.id(), n.endpoint().c_str(), StateName(n.state()),
+    std::printf("%016" PRIx64 "  %-21s  %-8s  %10s  %10s  %10s\n", n.id(), n.endpoint().c_str(), NodeStateName(n.state()),
                 HumanBytes(n.used()).c_str(), HumanBytes(n.free()).c_str(), HumanBytes(n.capacity()).c_str());
+  return 0;
+}
+
+// A node id as 'nodes' prints it: 1 to 16 hex digits, not zero.
+StatusOr<uint64_t> ParseNodeId(const std::string& s) {
+  if (s.empty() || s.size() > 16 || s.find_first_not_of("0123456789abcdefABCDEF") != std::string::npos)
+    return Status::InvalidArgument("node id '" + s + "' is not 16 hex digits as 'rpmpctl nodes' prints it");
+  uint64_t id = std::strtoull(s.c_str(), nullptr, 16);
+  if (id == 0) return Status::InvalidArgument("node id 0 does not exist");
+  return id;
+}
+
+int RemoveNode(ProxyClient& proxy, const std::string& arg) {
+  StatusOr<uint64_t> id = ParseNodeId(arg);
+  if (!id.ok()) return Bad(id.status().message());
+  StatusOr<v1::RemoveNodeReply> r = proxy.RemoveNode(*id);
+  if (!r.ok()) return Fail(r.status());
+  std::printf("removed %016" PRIx64 " %s\n", r->node().id(), r->node().endpoint().c_str());
   return 0;
 }
 
@@ -125,13 +134,14 @@ int RunClusterCommand(const std::vector<std::string>& proxies, const std::vector
   po.retry_for = std::chrono::milliseconds(10000);
   ProxyClient proxy(proxies, po);
   if (words[0] == "nodes" && words.size() == 1) return Nodes(proxy);
+  if (words[0] == "nodes" && words.size() == 3 && words[1] == "rm") return RemoveNode(proxy, words[2]);
   if (words[0] == "ns") return Namespaces(proxy, words, opts);
   if (words[0] == "drain" && words.size() == 2) {
     uint64_t id = std::strtoull(words[1].c_str(), nullptr, 16);
     if (id == 0) return Bad("drain needs a node id (hex, as 'nodes' prints it)");
     StatusOr<v1::DrainReply> r = proxy.Drain(id, opts.count("--cancel") > 0);
     if (!r.ok()) return Fail(r.status());
-    std::printf("%016" PRIx64 " %s\n", r->node().id(), StateName(r->node().state()));
+    std::printf("%016" PRIx64 " %s\n", r->node().id(), NodeStateName(r->node().state()));
     return 0;
   }
   return Bad("bad arguments for '" + words[0] + "'");

@@ -1,5 +1,6 @@
 // rpmpctl's cluster commands, which talk to rpmp-proxy only (never to a server):
 //   nodes                                      the node map and the leader
+//   nodes rm NODE_ID                           remove a DEAD node (admin certificate)
 //   ns create NAME [--replicas R] [--min-replicas M] [--ttl DURATION]
 //   ns ls [PREFIX] | ns show NAME | ns rm NAME [--recursive]
 //   drain NODE_ID [--cancel]

@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "cli/cluster_commands.h"
+#include "cli/stat_command.h"
 #include "common/config_util.h"
 #include "proto/proxy_client.h"
 #include "rpmp/client.h"
@@ -33,7 +34,8 @@ constexpr const char* kUsage =
     "  with proxies, data commands go to the right servers of the cluster.\n"
     "  credentials come from the environment, never the command line: RPMP_SECRET_FILE\n"
     "  (the cluster secret) and RPMP_TLS_DIR (ca.crt, client.crt, client.key: mutual TLS\n"
-    "  to the proxies; drain and deleting others' namespaces need an admin certificate).\n"
+    "  to the proxies; drain, nodes rm and deleting others' namespaces need an admin\n"
+    "  certificate).\n"
     "commands:\n"
     "  put NS KEY FILE [--tag N]     store FILE ('-' = stdin) as the only record of KEY\n"
     "  append NS KEY FILE [--tag N]  add FILE as one more record of KEY\n"
@@ -42,11 +44,14 @@ constexpr const char* kUsage =
     "  del NS KEY                    delete KEY\n"
     "  ls NS                         list keys of NS with sizes and record counts\n"
     "  rmns NS                       delete namespace NS and everything in it\n"
-    "  stat                          node id, pools, space, counts\n"
+    "  stat                          node id, pools, space, counts; with proxies the\n"
+    "                                cluster's totals, then one line per node\n"
     "  alloc SIZE                    allocate raw memory; prints its global address\n"
     "  write ADDR FILE | read ADDR LEN FILE | free ADDR   raw memory\n"
     "cluster commands (proxies only):\n"
     "  nodes                         node map: id, endpoint, state, used/free; the leader\n"
+    "  nodes rm NODE                 remove a DEAD node for good (admin certificate; refused\n"
+    "                                while a namespace still places a copy on it)\n"
     "  ns create NAME [--replicas R] [--min-replicas M] [--ttl DURATION]\n"
     "  ns ls [PREFIX] | ns show NAME | ns rm NAME [--recursive]\n"
     "  drain NODE [--cancel]         move a node's namespaces elsewhere\n";
@@ -144,32 +149,7 @@ int RunCommand(Client& c, const Args& a) {
     Status st = c.DeleteNamespace(w[1]);
     return st.ok() ? 0 : Fail(st);
   }
-  if (cmd == "stat" && need(0)) {
-    StatusOr<ServerStats> s = c.Stat();
-    if (!s.ok()) return Fail(s.status());
-    std::printf("node %016llx at %s\n", static_cast<unsigned long long>(s->node_id), c.ServerAddress().c_str());
-    std::printf("namespaces %llu keys %llu records %llu live %s\n", static_cast<unsigned long long>(s->namespaces),
-                static_cast<unsigned long long>(s->keys), static_cast<unsigned long long>(s->records),
-                HumanBytes(s->live_bytes).c_str());
-    for (const PoolInfo& p : s->pools)
-      std::printf("pool %s [%s] capacity %s used %s free %s\n", p.path.c_str(), p.medium.c_str(),
-                  HumanBytes(p.capacity).c_str(), HumanBytes(p.used).c_str(), HumanBytes(p.free).c_str());
-    const CompactionInfo& k = s->compaction;
-    std::string last = "never";
-    if (k.last_run_unix_ms != 0) {
-      long long ago = static_cast<long long>(
-          std::chrono::duration_cast<std::chrono::milliseconds>(
-              std::chrono::system_clock::now().time_since_epoch()).count()) -
-          static_cast<long long>(k.last_run_unix_ms);
-      last = std::to_string(ago < 0 ? 0 : ago / 1000) + "s ago";
-    }
-    std::printf("compaction %s dead %s segments_compacted %llu records_moved %llu bytes_moved %s "
-                "last_run %s\n",
-                !k.enabled ? "off" : k.running ? "running" : "idle", HumanBytes(k.dead_bytes).c_str(),
-                static_cast<unsigned long long>(k.segments), static_cast<unsigned long long>(k.records),
-                HumanBytes(k.bytes).c_str(), last.c_str());
-    return 0;
-  }
+  if (cmd == "stat" && need(0)) return RunStat(c);
   if (cmd == "alloc" && need(1)) {
     StatusOr<uint64_t> size = ParseSize(w[1]);
     if (!size.ok()) return Usage(size.status().message());

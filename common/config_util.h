@@ -26,6 +26,12 @@ StatusOr<HostPort> ParseHostPort(const std::string& s);
 // As ParseHostPort, but PORT may also be 0 (an address to listen on: any free port).
 StatusOr<HostPort> ParseListenAddress(const std::string& s);
 
+// True for 127.0.0.0/8, ::1 and "localhost".
+bool IsLoopbackHost(const std::string& host);
+
+// A node id as every RPMP tool and log prints it: 16 lowercase hex digits.
+std::string NodeIdHex(uint64_t id);
+
 // "1.5 GiB", "512 KiB", "17 B".
 std::string HumanBytes(uint64_t n);
 

@@ -9,6 +9,7 @@
 #include <thread>
 
 #include "common/log.h"
+#include "proto/tls_diagnose.h"
 #include "proto/tls_probe.h"
 
 namespace rpmp {
@@ -29,6 +30,16 @@ std::string LeaderTrailer(const grpc::ClientContext& ctx) {
 }
 
 }  // namespace
+
+const char* NodeStateName(v1::NodeState s) {
+  switch (s) {
+    case v1::NODE_STATE_LIVE: return "LIVE";
+    case v1::NODE_STATE_SUSPECT: return "SUSPECT";
+    case v1::NODE_STATE_DEAD: return "DEAD";
+    case v1::NODE_STATE_DRAINING: return "DRAINING";
+    default: return "UNKNOWN";
+  }
+}
 
 std::vector<std::string> SplitProxyList(const std::string& s) {
   std::vector<std::string> out;
@@ -51,8 +62,9 @@ std::vector<std::string> ProxiesFromFlagOrEnv(const std::string& flag_value) {
 ProxyClient::ProxyClient(std::vector<std::string> proxies, ProxyClientOptions options)
     : proxies_(std::move(proxies)),
       options_(options),
-      creds_(ProxyChannelCredentials(options.tls.empty() ? TlsFilesFromEnv() : options.tls)),
-      tls_(!options.tls.empty() || !TlsFilesFromEnv().empty()) {}
+      tls_files_(options.tls.empty() ? TlsFilesFromEnv() : options.tls),
+      creds_(ProxyChannelCredentials(tls_files_)),
+      tls_(!tls_files_.empty()) {}
 
 ProxyClient::~ProxyClient() = default;
 
@@ -105,9 +117,10 @@ StatusOr<Resp> ProxyClient::Invoke(const char* what, bool leader_only, const Req
   }
   auto give_up = std::chrono::steady_clock::now() + retry_for;
   std::chrono::milliseconds backoff(50);
-  Status last;
+  Status last, certificate;  // certificate: the first certificate problem seen
   while (true) {
     std::vector<std::string> order = Order(leader_only);
+    size_t certificate_failures = 0;  // this round
     for (size_t i = 0; i < order.size(); i++) {
       const std::string& addr = order[i];
       grpc::ClientContext ctx;
@@ -132,6 +145,13 @@ StatusOr<Resp> ProxyClient::Invoke(const char* what, bool leader_only, const Req
                                    kTlsDirEnv + " (ca.crt, client.crt, client.key)");
       }
       std::string hint = LeaderTrailer(ctx);
+      if (tls_ && hint.empty() && gs.error_code() == grpc::StatusCode::UNAVAILABLE) {
+        Status problem = CertificateProblem(addr, gs);
+        if (!problem.ok()) {
+          certificate_failures++;
+          if (certificate.ok()) certificate = problem.Annotate(what);
+        }
+      }
       if (!hint.empty() && hint != addr) {
         std::lock_guard<std::mutex> lock(mu_);
         leader_ = hint;
@@ -141,7 +161,10 @@ StatusOr<Resp> ProxyClient::Invoke(const char* what, bool leader_only, const Req
         if (leader_ == addr) leader_.clear();
       }
     }
+    // Every proxy failed its certificate check: that does not pass by retrying.
+    if (certificate_failures == order.size()) return certificate;
     if (std::chrono::steady_clock::now() + backoff > give_up) {
+      if (!certificate.ok()) return certificate;
       Status s = last.Annotate(std::string(what) + ": no proxy answered");
       if (!tls_) s = Status(s.code(), s.message() + " (if the proxies serve TLS, set " + kTlsDirEnv + ")");
       return s;
@@ -162,6 +185,15 @@ bool ProxyClient::ServesTls(const std::string& addr) {
   std::lock_guard<std::mutex> lock(mu_);
   tls_probed_[addr] = answer == TlsProbe::kTls;
   return answer == TlsProbe::kTls;
+}
+
+Status ProxyClient::CertificateProblem(const std::string& addr, const grpc::Status& gs) {
+  // Only a failed connection (not an answer of the proxy's own) can be the certificate's.
+  const std::string& m = gs.error_message();
+  if (m.find("failed to connect") == std::string::npos && m.find("andshake") == std::string::npos &&
+      m.find("SSL") == std::string::npos && m.find("Ssl") == std::string::npos)
+    return Status::Ok();
+  return DiagnoseTls(addr, tls_files_, std::chrono::milliseconds(500));  // a handshake takes ms
 }
 
 StatusOr<v1::HeartbeatReply> ProxyClient::Heartbeat(const v1::HeartbeatRequest& req) {
@@ -226,6 +258,12 @@ StatusOr<v1::DrainReply> ProxyClient::Drain(uint64_t node_id, bool cancel) {
   req.set_node_id(node_id);
   req.set_cancel(cancel);
   return Invoke<v1::DrainRequest, v1::DrainReply>("Drain", true, req, &v1::Proxy::Stub::Drain);
+}
+
+StatusOr<v1::RemoveNodeReply> ProxyClient::RemoveNode(uint64_t node_id) {
+  v1::RemoveNodeRequest req;
+  req.set_node_id(node_id);
+  return Invoke<v1::RemoveNodeRequest, v1::RemoveNodeReply>("RemoveNode", true, req, &v1::Proxy::Stub::RemoveNode);
 }
 
 }  // namespace rpmp

@@ -4,7 +4,8 @@
 // `rpmp-leader` trailer of a follower's UNAVAILABLE, or by trying each proxy), sends
 // leader-only calls there, and retries UNAVAILABLE answers with backoff until
 // `retry_for` has passed; a plaintext client that reaches a proxy serving TLS is told so
-// at once (tls_probe.h). Other errors come back at once, with the proxy's message;
+// at once (tls_probe.h), and so is a TLS client whose certificate check fails on every
+// proxy, with the certificate and the address named (tls_diagnose.h). Other errors come back at once, with the proxy's message;
 // gRPC codes map one-to-one onto rpmp::StatusCode.
 // Channels use mutual TLS when ProxyClientOptions::tls or $RPMP_TLS_DIR names the
 // files (proxy_credentials.h), plaintext otherwise.
@@ -24,6 +25,9 @@
 #include "proto/rpmp.grpc.pb.h"
 
 namespace rpmp {
+
+// "LIVE", "SUSPECT", "DEAD", "DRAINING" ("UNKNOWN" otherwise), as rpmpctl prints them.
+const char* NodeStateName(v1::NodeState s);
 
 struct ProxyClientOptions {
   std::chrono::milliseconds rpc_timeout{2000};  // one attempt against one proxy
@@ -47,6 +51,9 @@ class ProxyClient {
   StatusOr<v1::DeleteNamespaceReply> DeleteNamespace(const std::string& name, bool recursive);
   StatusOr<v1::Namespace> TouchNamespace(const std::string& name);
   StatusOr<v1::DrainReply> Drain(uint64_t node_id, bool cancel);
+  // Leader only, admin certificate: removes a DEAD node from the node map.
+  // FailedPrecondition while it is not DEAD or a namespace still places a copy on it.
+  StatusOr<v1::RemoveNodeReply> RemoveNode(uint64_t node_id);
   // Leader only: the primary adds `node` to (after a repair) or removes it from the
   // namespace's in-sync set; FailedPrecondition on a stale epoch or non-primary.
   StatusOr<v1::Namespace> SetInSync(const std::string& name, uint64_t epoch, uint64_t primary, uint64_t node,
@@ -67,9 +74,13 @@ class ProxyClient {
   // Whether addr answers TLS (ProbeTls). An answer, either way, is remembered for the
   // address; no answer (a proxy down) is asked again on its next failure.
   bool ServesTls(const std::string& addr);
+  // With TLS on, after a failed connection to addr: why its certificate check fails
+  // (DiagnoseTls), Ok when it does not.
+  Status CertificateProblem(const std::string& addr, const grpc::Status& gs);
 
   const std::vector<std::string> proxies_;
   ProxyClientOptions options_;
+  const TlsFiles tls_files_;  // empty: plaintext
   // The channel credentials, or why there are none (every call returns that error).
   StatusOr<std::shared_ptr<grpc::ChannelCredentials>> creds_;
   bool tls_;  // credentials are TLS (else plaintext)

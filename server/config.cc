@@ -1,6 +1,7 @@
 // Reading and validating rpmp-server configuration (see config.h).
 #include "server/config.h"
 
+#include <arpa/inet.h>
 #include <yaml-cpp/yaml.h>
 
 #include <cstdlib>
@@ -67,8 +68,12 @@ Status CheckTlsFiles(const ServerConfig& c) {
 
 }  // namespace
 
-bool IsLoopbackHost(const std::string& host) {
-  return host == "localhost" || host == "::1" || host == "[::1]" || host.rfind("127.", 0) == 0;
+bool IsWildcardHost(const std::string& host) {
+  std::string h = host.size() >= 2 && host.front() == '[' && host.back() == ']' ? host.substr(1, host.size() - 2) : host;
+  in_addr v4;
+  if (inet_pton(AF_INET, h.c_str(), &v4) == 1) return v4.s_addr == htonl(INADDR_ANY);
+  in6_addr v6;
+  return inet_pton(AF_INET6, h.c_str(), &v6) == 1 && IN6_IS_ADDR_UNSPECIFIED(&v6);
 }
 
 const char* ServerUsage() {
@@ -177,6 +182,12 @@ Status ValidateServerConfig(const ServerConfig& c) {
     return Status::InvalidArgument(
         "refusing to listen on " + c.listen + " without a cluster secret (protected mode): "
         "set auth_secret_file / --auth-secret-file, or pass --insecure to serve it unauthenticated");
+  if (IsWildcardHost(ParseHostPort(c.listen)->host))
+    return Status::InvalidArgument(
+        "listen address " + c.listen + " is a wildcard, but it is also the endpoint this node "
+        "registers with the proxies and that clients and the other servers dial: set listen / "
+        "--listen to this host's own address that the other hosts reach (e.g. 10.0.0.21:" +
+        ParseHostPort(c.listen)->port + ")");
   if (c.compaction_threshold != 0 && c.compaction_rate == 0)
     return Status::InvalidArgument("compaction_rate must be positive (turn compaction off with "
                                    "compaction_threshold 0)");

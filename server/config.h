@@ -62,8 +62,10 @@ struct ServerConfig {
   std::chrono::milliseconds compaction_grace{5000};
 };
 
-// True for 127.0.0.0/8, ::1 and "localhost".
-bool IsLoopbackHost(const std::string& host);
+// True for an unspecified (wildcard) address: 0.0.0.0, ::, [::] and their spellings.
+// rpmp-server refuses to listen on one: the listen address is also the endpoint the
+// node registers with, which clients and the other servers dial.
+bool IsWildcardHost(const std::string& host);
 
 // Parses argv (flags: --listen, --provider, --pool PATH:SIZE (repeatable),
 // --segment-size, --config FILE, --proxy LIST, --auth-secret-file FILE, --insecure,

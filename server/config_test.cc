@@ -105,6 +105,23 @@ TEST_CASE("bad flags are explained") {
   CHECK(Load({"--help"}).status().code() == StatusCode::kFailedPrecondition);
 }
 
+TEST_CASE("a wildcard listen address is refused with the address to set instead") {
+  for (const char* wildcard : {"0.0.0.0:7300", "[::]:7300", "[0:0::0]:7300"}) {
+    auto c = Load({"--listen", wildcard, "--pool", "/x:1G", "--insecure"});
+    REQUIRE_FALSE(c.ok());
+    CHECK(c.status().code() == StatusCode::kInvalidArgument);
+    CHECK(c.status().message().find(std::string(wildcard) + " is a wildcard") != std::string::npos);
+    CHECK(c.status().message().find("this host's own address that the other hosts reach") != std::string::npos);
+  }
+  auto yaml = Load({"--config", WriteFile("listen: 0.0.0.0:7301\ninsecure: true\npools: [{path: /x, size: 1G}]\n")});
+  CHECK(yaml.status().message().find("0.0.0.0:7301 is a wildcard") != std::string::npos);
+  CHECK(Load({"--listen", "10.0.0.21:7300", "--pool", "/x:1G", "--insecure"}).ok());
+  CHECK(Load({"--listen", "127.0.0.1:7300", "--pool", "/x:1G"}).ok());  // the bare form keeps working
+  CHECK(IsWildcardHost("::"));
+  CHECK_FALSE(IsWildcardHost("0.0.0.1"));
+  CHECK_FALSE(IsWildcardHost("node3"));
+}
+
 TEST_CASE("a YAML file is read and flags override it") {
   std::string path = WriteFile(
       "listen: 127.0.0.1:7500\nprovider: tcp;ofi_rxm\nsegment_size: 8m\n"

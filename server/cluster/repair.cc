@@ -11,6 +11,7 @@
 #include <chrono>
 #include <set>
 
+#include "common/config_util.h"
 #include "common/log.h"
 #include "proto/placement.h"
 #include "server/cluster/replicator.h"
@@ -104,7 +105,7 @@ Status Replicator::SetMemberInSync(const std::string& ns, NsState* s, uint64_t n
     std::lock_guard<std::mutex> lock(mu_);
     s->stale = true;
     return next.status().Annotate(std::string(in_sync ? "adding" : "removing") + " in-sync member " +
-                                  std::to_string(node));
+                                  NodeIdHex(node));
   }
   s->placement = std::move(next).value();
   s->have = true;

@@ -4,6 +4,7 @@
 
 #include <functional>
 
+#include "common/config_util.h"
 #include "common/log.h"
 #include "common/thread_name.h"
 #include "proto/placement.h"
@@ -168,7 +169,7 @@ Status Replicator::CheckPrimary(const std::string& ns, NsState* s) {
     if (p >= 0 && s->placement.placement(p).node_id() == self_) return Status::Ok();
     if (attempt == 1) {
       std::string who = p < 0 ? "none is usable"
-                              : "it is node " + std::to_string(s->placement.placement(p).node_id()) +
+                              : "it is node " + NodeIdHex(s->placement.placement(p).node_id()) +
                                     " at " + s->placement.placement(p).endpoint();
       return Status(StatusCode::kFailedPrecondition,
                     "this node is not the primary of namespace '" + ns + "' (" + who + ", epoch " +
@@ -187,7 +188,7 @@ StatusOr<std::shared_ptr<ReplicaLink>> Replicator::LinkFor(const v1::Replica& me
   RPMP_ASSIGN_OR_RETURN(std::unique_ptr<ReplicaLink> link, ReplicaLink::Open(member.endpoint(), options_.link));
   if (link->node_id() != member.node_id())
     return Status::Unavailable("server at " + member.endpoint() + " is no longer node " +
-                               std::to_string(member.node_id()));
+                               NodeIdHex(member.node_id()));
   std::shared_ptr<ReplicaLink> shared(std::move(link));
   std::lock_guard<std::mutex> lock(mu_);
   links_[member.node_id()] = shared;

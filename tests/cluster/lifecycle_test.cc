@@ -1,7 +1,10 @@
 // Cluster integration: node restarts and joins, namespace deletion and TTL expiry,
-// and the errors bad requests get through the C++ client and rpmpctl.
+// removing a dead node (rpmpctl nodes rm), and the errors bad requests get through
+// the C++ client and rpmpctl.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
+#include <cstdio>
 #include <thread>
 
 #include "tests/cluster/cluster_harness.h"
@@ -172,6 +175,78 @@ TEST_CASE("bad requests to the proxy give clear errors through the client and rp
   CHECK(out == "from stdin");
   CHECK(RunTool({"rpmpctl", "--proxy", proxies, "ns", "ls"}, "", &out, &err) == 0);
   CHECK(out.find("cli\treplicas=2") != std::string::npos);
+  // stat through the proxies: the cluster's totals (k has 2 copies), then each node.
+  REQUIRE(RunTool({"rpmpctl", "--proxy", proxies, "stat"}, "", &out, &err) == 0);
+  INFO(out);
+  CHECK(out.rfind("cluster of 3 nodes (3 answered) at " + proxies + "\n", 0) == 0);
+  CHECK(out.find(" keys 2 records 2 ") != std::string::npos);
+  // The servers compact by default: not "off" as the cluster line once said.
+  CHECK((out.find("\ncompaction idle ") != std::string::npos || out.find("\ncompaction running ") != std::string::npos));
+  CHECK(out.find("node 0000000000000000") == std::string::npos);
+  size_t node_lines = 0;
+  for (size_t at = out.find("\nnode "); at != std::string::npos; at = out.find("\nnode ", at + 1)) {
+    node_lines++;
+    CHECK(out.find(" LIVE namespaces ", at) < out.find('\n', at + 1));
+  }
+  CHECK(node_lines == 3);
+}
+
+std::string Hex(uint64_t id) {
+  char buf[17];
+  std::snprintf(buf, sizeof(buf), "%016llx", static_cast<unsigned long long>(id));
+  return buf;
+}
+
+TEST_CASE("rpmpctl nodes rm removes a dead node, and refuses a live one or one a namespace needs") {
+  ClusterHarness h;
+  REQUIRE(h.Start(2, 3));
+  std::unique_ptr<Client> c = h.Connect();
+  REQUIRE(c != nullptr);
+  StatusOr<NamespaceInfo> solo = AsCluster(c.get())->CreateNamespace("solo", {1, 0, 0});
+  REQUIRE(solo.ok());
+  REQUIRE(c->Put("solo", "k", "only here", 9).ok());
+  uint64_t victim = solo->replicas.at(0);
+  ServerProcess* s = h.ServerOfNode(victim);
+  REQUIRE(s != nullptr);
+  std::string proxies = h.proxy_list(), out, err;
+  auto rm = [&](const std::string& id) {
+    return RunTool({"rpmpctl", "--proxy", proxies, "nodes", "rm", id}, "", &out, &err);
+  };
+
+  CHECK(rm("zz") == 2);  // usage: not a node id
+  CHECK(err.find("16 hex digits") != std::string::npos);
+  CHECK(RunTool({"rpmpctl", "--proxy", proxies, "nodes", "rm"}, "", &out, &err) == 2);
+  CHECK(rm("00000000000000ff") == 1);
+  CHECK(err.find("not in the node map") != std::string::npos);
+  CHECK(rm(Hex(victim)) == 1);  // LIVE
+  CHECK(err.find("is LIVE: only a DEAD node can be removed") != std::string::npos);
+  CHECK(std::count(err.begin(), err.end(), '\n') == 1);  // one line
+
+  s->Kill(SIGKILL);
+  REQUIRE(Eventually([&] {
+    StatusOr<v1::NodeMap> m = h.proxy().GetNodeMap();
+    if (!m.ok()) return false;
+    for (const v1::Node& n : m->nodes())
+      if (n.id() == victim) return n.state() == v1::NODE_STATE_DEAD;
+    return false;
+  }, 15s));
+  CHECK(rm(Hex(victim)) == 1);  // "solo" has its only copy there
+  CHECK(err.find("namespace \"solo\" has its only in-sync copy on node " + Hex(victim)) != std::string::npos);
+  CHECK(RunTool({"rpmpctl", "--proxy", proxies, "nodes"}, "", &out, &err) == 0);
+  CHECK(out.find(Hex(victim)) != std::string::npos);
+
+  REQUIRE(RunTool({"rpmpctl", "--proxy", proxies, "ns", "rm", "solo"}, "", &out, &err) == 0);
+  INFO(h.Describe());
+  REQUIRE(rm(Hex(victim)) == 0);
+  CHECK(out == "removed " + Hex(victim) + " " + s->address() + "\n");
+  CHECK(RunTool({"rpmpctl", "--proxy", proxies, "nodes"}, "", &out, &err) == 0);
+  CHECK(out.find(Hex(victim)) == std::string::npos);
+  CHECK(std::count(out.begin(), out.end(), '\n') == 4);  // leader line, header, 2 nodes
+  CHECK(rm(Hex(victim)) == 1);  // already gone
+
+  // The server comes back on its pool: it registers again, LIVE.
+  REQUIRE(s->Restart());
+  REQUIRE(h.WaitLive(3, 15s));
 }
 
 }  // namespace

@@ -4,11 +4,14 @@
 # with mutual TLS, 3 rpmp-server heartbeating with their node certificates) on random
 # loopback ports, then rpmpctl and rpmp-server as an attacker would use them:
 #   - rpmpctl without RPMP_TLS_DIR (told at once that the proxies serve TLS), and with
-#     a certificate of another CA: refused;
+#     a certificate of another CA: refused, in under 2 s, naming the certificate;
+#   - a third proxy whose certificate (made here with openssl, from the cluster CA) does
+#     not name the address it is dialled with: rpmpctl fails in under 2 s naming the
+#     certificate's subject and SANs and the address;
 #   - an rpmp-server restarted on node0's pool with node1's certificate: its
 #     heartbeats are refused (permission denied), node0 stays bound to node0;
-#   - drain, and `ns rm` of another application's namespace, need the admin
-#     certificate (exit 1, permission denied); the owner and the admin succeed.
+#   - drain, `nodes rm`, and `ns rm` of another application's namespace, need the
+#     admin certificate (exit 1, permission denied); the owner and the admin succeed.
 # The proxies' own attack tests are in proxy/test/integration/security_test.go.
 # Missing prerequisites fail.
 #
@@ -24,11 +27,12 @@ done
 work=$(mktemp -d)
 base=$((20000 + RANDOM % 12700))
 export RPMP_RUN_DIR="$work/cluster" RPMP_BASE_PORT=$base RPMP_BIN_DIR="$BIN" RPMP_POOL_SIZE=128m
-impostor=""
+impostor="" proxy3=""
 cleanup() {
   local rc=$?
   [ "$rc" -ne 0 ] && tail -n 8 "$RPMP_RUN_DIR"/*.log 2>/dev/null
   [ -n "$impostor" ] && kill "$impostor" 2>/dev/null && wait "$impostor" 2>/dev/null
+  [ -n "$proxy3" ] && kill "$proxy3" 2>/dev/null && wait "$proxy3" 2>/dev/null
   "$here/../../deploy/local-cluster.sh" stop --wipe >/dev/null 2>&1 || true
   rm -rf "$work"
 }
@@ -62,8 +66,45 @@ echo "ok plaintext against the TLS proxies failed in ${took_ms} ms"
 mkdir -p "$work/wrong"
 cp "$tls/ca.crt" "$work/wrong/ca.crt"                      # trusts the real proxies...
 cp "$work/other-ca/admin/client.crt" "$work/other-ca/admin/client.key" "$work/wrong/"  # ...as another CA's "admin"
-expect_refused "rpmpctl with another CA's admin certificate" "unavailable" env RPMP_TLS_DIR="$work/wrong" "$BIN/rpmpctl" --proxy "$RPMP_PROXIES" nodes
+t0=$(date +%s%N)
+expect_refused "rpmpctl with another CA's admin certificate" \
+  "refused this client's TLS certificate \(subject CN=rpmp-admin,OU=rpmp-admin; SANs none, from $work/wrong/client.crt\)" \
+  env RPMP_TLS_DIR="$work/wrong" "$BIN/rpmpctl" --proxy "$RPMP_PROXIES" nodes
+took_ms=$(( ($(date +%s%N) - t0) / 1000000 ))
+[ "$took_ms" -lt 2000 ] || fail "rpmpctl with another CA's certificate took ${took_ms} ms to fail (want < 2000)"
+echo "ok another CA's client certificate failed in ${took_ms} ms"
 RPMP_TLS_DIR="$tls" ctl nodes >/dev/null || fail "the cluster's own client certificate was refused"
+
+echo "== a proxy certificate that does not name the address it is dialled with"
+# Signed by the cluster CA, but for other names: a SAN mismatch, as with a certificate
+# made for --hosts proxy1.example and a client listing the proxy by its IP address.
+wrong_san="$work/wrong-san"
+mkdir -p "$wrong_san"
+openssl req -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -subj "/CN=rpmp-proxy" \
+  -keyout "$wrong_san/proxy.key" -out "$wrong_san/proxy.csr" 2>/dev/null
+printf 'basicConstraints=critical,CA:FALSE\nkeyUsage=critical,digitalSignature\nextendedKeyUsage=serverAuth,clientAuth\nsubjectAltName=DNS:proxy.wrong.example,IP:10.99.0.1\n' \
+  >"$wrong_san/proxy.ext"
+openssl x509 -req -in "$wrong_san/proxy.csr" -CA "$RPMP_RUN_DIR/tls/ca.crt" -CAkey "$RPMP_RUN_DIR/tls/ca.key" \
+  -CAcreateserial -days 1 -extfile "$wrong_san/proxy.ext" -out "$wrong_san/proxy.crt" 2>/dev/null
+port3=$((base + 12))
+ca="$RPMP_RUN_DIR/tls/ca.crt"
+"$BIN/rpmp-proxy" --listen "127.0.0.1:$port3" --etcd "https://127.0.0.1:$base" \
+  --tls-cert "$wrong_san/proxy.crt" --tls-key "$wrong_san/proxy.key" --tls-ca "$ca" --etcd-ca "$ca" \
+  --etcd-cert "$RPMP_RUN_DIR/tls/proxy.crt" --etcd-key "$RPMP_RUN_DIR/tls/proxy.key" >"$work/proxy3.log" 2>&1 &
+proxy3=$!
+deadline=$((SECONDS + 30))
+until grep -q "listening on 127.0.0.1:$port3" "$work/proxy3.log"; do
+  [ $SECONDS -lt $deadline ] && kill -0 "$proxy3" 2>/dev/null || { cat "$work/proxy3.log"; fail "the third proxy did not start"; }
+  sleep 0.1
+done
+t0=$(date +%s%N)
+expect_refused "rpmpctl to a proxy whose certificate does not name its address" \
+  "proxy 127.0.0.1:$port3 presents a TLS certificate \(subject CN=rpmp-proxy; SANs DNS:proxy.wrong.example, IP:10.99.0.1\) that does not name 127.0.0.1, the address it was dialled with" \
+  env RPMP_TLS_DIR="$tls" "$BIN/rpmpctl" --proxy "127.0.0.1:$port3" nodes
+took_ms=$(( ($(date +%s%N) - t0) / 1000000 ))
+[ "$took_ms" -lt 2000 ] || fail "rpmpctl against the wrong SAN took ${took_ms} ms to fail (want < 2000)"
+echo "ok the SAN mismatch failed in ${took_ms} ms"
+kill -TERM "$proxy3"; wait "$proxy3" 2>/dev/null || true; proxy3=""
 
 echo "== a server heartbeating with another node's certificate"
 export RPMP_TLS_DIR="$tls"
@@ -91,6 +132,9 @@ echo hello | ctl put app/a k - || fail "put with the client certificate"
 expect_refused "drain as an application" "permission denied.*admin" ctl drain "$node0"
 RPMP_TLS_DIR="$admin" ctl drain "$node0" >/dev/null || fail "drain as admin"
 RPMP_TLS_DIR="$admin" ctl drain "$node0" --cancel >/dev/null || fail "undrain as admin"
+expect_refused "nodes rm as an application" "permission denied.*RemoveNode is for admin" ctl nodes rm "$node0"
+expect_refused "nodes rm of a LIVE node as admin" "is LIVE: only a DEAD node can be removed" \
+  env RPMP_TLS_DIR="$admin" "$BIN/rpmpctl" --proxy "$RPMP_PROXIES" nodes rm "$node0"
 # Another application: a certificate of the cluster CA with another CN.
 mkdir -p "$work/app2"
 cp "$tls/ca.crt" "$work/app2/"

@@ -69,6 +69,17 @@ struct NodeSpace {
   uint64_t free = 0;
 };
 
+// One node of the node map with its statistics (ClusterControl::StatNodes).
+struct NodeStats {
+  uint64_t node_id = 0;
+  std::string endpoint;
+  std::string state;  // LIVE, SUSPECT, DEAD or DRAINING, as `rpmpctl nodes` prints it
+  // Ok when the node answered (stats valid); otherwise why not: Unavailable "not asked"
+  // for a SUSPECT or DEAD node, or the error of its Stat call.
+  Status status;
+  ServerStats stats;
+};
+
 // Cluster-only calls of a Client made by ConnectCluster.
 class ClusterControl {
  public:
@@ -89,7 +100,16 @@ class ClusterControl {
   // The LIVE nodes' space from the proxy's node map: one proxy call, no server asked
   // (so a paused server cannot delay it). Unavailable when no proxy answers.
   virtual StatusOr<std::vector<NodeSpace>> LiveNodeSpace() = 0;
+  // Every node of the proxy's node map, in its order; LIVE and DRAINING nodes are asked
+  // for their statistics (one Stat each, in turn). Unavailable when no proxy answers.
+  // Client::Stat of a cluster client is the sum of the nodes that answered (node_id 0).
+  virtual StatusOr<std::vector<NodeStats>> StatNodes() = 0;
 };
+
+// The cluster totals of StatNodes' answers, as a cluster client's Stat returns them
+// (node_id 0): counts summed, every pool listed, compaction summed (enabled or running
+// when any node is, the latest last run). Nodes without stats (status not ok) are left out.
+ServerStats SumNodeStats(const std::vector<NodeStats>& nodes);
 
 // The cluster side of a Client from ConnectCluster; nullptr for a server-direct one.
 ClusterControl* AsCluster(Client* client);

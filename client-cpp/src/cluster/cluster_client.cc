@@ -7,6 +7,7 @@
 #include <thread>
 
 #include "client-cpp/src/client_impl.h"
+#include "common/config_util.h"
 #include "common/log.h"
 #include "proto/placement.h"
 
@@ -91,7 +92,7 @@ StatusOr<Client*> ClusterClient::ServerAt(const std::string& endpoint, uint64_t 
   }
   if (node_id != 0) {
     if (c->NodeId() != node_id)
-      return Status::Unavailable("server at " + endpoint + " is not node " + std::to_string(node_id));
+      return Status::Unavailable("server at " + endpoint + " is not node " + NodeIdHex(node_id));
     // Reads of this node's records (and memory for them) find the connection without a
     // node map lookup, whichever call opened it.
     std::lock_guard<std::mutex> lock(mu_);

@@ -73,6 +73,7 @@ class ClusterClient : public Client, public ClusterControl {
 
   ClusterCounters Counters() const override;
   StatusOr<std::vector<NodeSpace>> LiveNodeSpace() override;
+  StatusOr<std::vector<NodeStats>> StatNodes() override;
   // Checks that some proxy answers (used by ConnectCluster).
   Status Probe();
 

@@ -227,20 +227,51 @@ Status ClusterClient::Read(const GlobalAddress& addr, void* dst, size_t len) {
   return c->Read(addr, dst, len);
 }
 
-StatusOr<ServerStats> ClusterClient::Stat() {
+StatusOr<std::vector<NodeStats>> ClusterClient::StatNodes() {
   RPMP_ASSIGN_OR_RETURN(v1::NodeMap map, proxy_.GetNodeMap());
-  ServerStats total;
+  std::vector<NodeStats> out;
   for (const v1::Node& n : map.nodes()) {
-    if (n.state() != v1::NODE_STATE_LIVE) continue;
-    StatusOr<Client*> c = ServerAt(n.endpoint(), n.id());
-    if (!c.ok()) continue;
-    StatusOr<ServerStats> s = (*c)->Stat();
-    if (!s.ok()) continue;
-    total.namespaces += s->namespaces;
-    total.keys += s->keys;
-    total.records += s->records;
-    total.live_bytes += s->live_bytes;
-    total.pools.insert(total.pools.end(), s->pools.begin(), s->pools.end());
+    NodeStats ns;
+    ns.node_id = n.id();
+    ns.endpoint = n.endpoint();
+    ns.state = NodeStateName(n.state());
+    if (n.state() != v1::NODE_STATE_LIVE && n.state() != v1::NODE_STATE_DRAINING) {
+      ns.status = Status::Unavailable("not asked: the node is " + ns.state);
+    } else {
+      StatusOr<Client*> c = ServerAt(n.endpoint(), n.id());
+      StatusOr<ServerStats> s = c.ok() ? (*c)->Stat() : StatusOr<ServerStats>(c.status());
+      if (s.ok()) ns.stats = std::move(s).value();
+      else ns.status = s.status();
+    }
+    out.push_back(std::move(ns));
+  }
+  return out;
+}
+
+StatusOr<ServerStats> ClusterClient::Stat() {
+  RPMP_ASSIGN_OR_RETURN(std::vector<NodeStats> nodes, StatNodes());
+  return SumNodeStats(nodes);
+}
+
+ServerStats SumNodeStats(const std::vector<NodeStats>& nodes) {
+  ServerStats total;
+  for (const NodeStats& n : nodes) {
+    if (!n.status.ok()) continue;
+    const ServerStats& s = n.stats;
+    total.namespaces += s.namespaces;
+    total.keys += s.keys;
+    total.records += s.records;
+    total.live_bytes += s.live_bytes;
+    total.pools.insert(total.pools.end(), s.pools.begin(), s.pools.end());
+    CompactionInfo& k = total.compaction;
+    k.enabled = k.enabled || s.compaction.enabled;
+    k.running = k.running || s.compaction.running;
+    k.dead_bytes += s.compaction.dead_bytes;
+    k.segments += s.compaction.segments;
+    k.records += s.compaction.records;
+    k.bytes += s.compaction.bytes;
+    k.steps += s.compaction.steps;
+    k.last_run_unix_ms = std::max(k.last_run_unix_ms, s.compaction.last_run_unix_ms);
   }
   return total;
 }

@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"net"
 	"strings"
 	"time"
 )
@@ -33,7 +34,7 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	fs := flag.NewFlagSet("rpmp-proxy", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.StringVar(&o.listen, "listen", "", "HOST:PORT to serve gRPC on (port 0 = pick one)")
-	fs.StringVar(&o.advertise, "advertise", "", "address other parties should use for this proxy (default: the bound listen address)")
+	fs.StringVar(&o.advertise, "advertise", "", "HOST:PORT other hosts dial for this proxy, written to etcd for the leader (default: the bound listen address; required when --listen is a wildcard such as 0.0.0.0)")
 	fs.StringVar(&o.metricsListen, "metrics-listen", "", "HOST:PORT to serve Prometheus metrics on at /metrics (empty = off; port 0 = pick one)")
 	fs.StringVar(&etcd, "etcd", "", "etcd endpoints, comma separated (e.g. http://127.0.0.1:2379)")
 	fs.StringVar(&o.cluster, "cluster", "default", "cluster name; state lives under /rpmp/<cluster>/")
@@ -94,6 +95,31 @@ func (o options) validate() error {
 	case o.tls.empty() && !o.insecure && !isLoopback(o.listen):
 		return fmt.Errorf("refusing to listen on %s without TLS (protected mode): set --tls-cert, --tls-key "+
 			"and --tls-ca, or pass --insecure to serve it unauthenticated", o.listen)
+	case o.advertise == "" && isWildcard(o.listen):
+		return fmt.Errorf("--listen %s is a wildcard address, which other hosts cannot dial: set --advertise to "+
+			"this host's address that storage servers and clients reach (e.g. --advertise proxy1.example:7070), "+
+			"or --listen on that address", o.listen)
+	case o.advertise != "" && !validAdvertise(o.advertise):
+		return fmt.Errorf("--advertise %q must be HOST:PORT with a host other hosts can dial (not a wildcard) and a non-zero port",
+			o.advertise)
 	}
 	return nil
+}
+
+// isWildcard reports whether a listen address's host means every interface
+// (empty, 0.0.0.0, ::): such an address cannot be advertised as it is.
+func isWildcard(hostport string) bool {
+	host, _, err := net.SplitHostPort(hostport)
+	if err != nil {
+		return false
+	}
+	ip := net.ParseIP(host)
+	return host == "" || (ip != nil && ip.IsUnspecified())
+}
+
+// validAdvertise reports whether an --advertise value is HOST:PORT that another
+// host can dial.
+func validAdvertise(hostport string) bool {
+	_, port, err := net.SplitHostPort(hostport)
+	return err == nil && !isWildcard(hostport) && port != "" && port != "0"
 }

@@ -3,7 +3,7 @@
 // certificate signed by the cluster CA; its subject gives the identity:
 //
 //	OU=rpmp-node   a storage server; CN names it (node ids are bound to the CN)
-//	OU=rpmp-admin  an operator: drain, delete any namespace
+//	OU=rpmp-admin  an operator: drain, remove a dead node, delete any namespace
 //	anything else  an application (Spark, rpmpctl, librpmp): create and use
 //	               namespaces, delete only the ones it created
 //
@@ -104,9 +104,10 @@ func Caller(ctx context.Context) Identity {
 // methodRoles lists the methods that need a particular role; others need only a
 // valid certificate.
 var methodRoles = map[string]Role{
-	"/rpmp.v1.Proxy/Heartbeat": Node,
-	"/rpmp.v1.Proxy/SetInSync": Node,
-	"/rpmp.v1.Proxy/Drain":     Admin,
+	"/rpmp.v1.Proxy/Heartbeat":  Node,
+	"/rpmp.v1.Proxy/SetInSync":  Node,
+	"/rpmp.v1.Proxy/Drain":      Admin,
+	"/rpmp.v1.Proxy/RemoveNode": Admin,
 }
 
 // Interceptor authenticates every unary call from the verified peer certificate

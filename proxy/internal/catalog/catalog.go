@@ -116,7 +116,7 @@ func (c *Catalog) checkNoPendingDeletion(name string, dead func(uint64) bool) er
 	}
 	if len(waiting) > 0 {
 		return status.Errorf(codes.FailedPrecondition,
-			"namespace %q was deleted and nodes %v have not acknowledged it yet; retry after their next heartbeat", name, waiting)
+			"namespace %q was deleted and nodes %s have not acknowledged it yet; retry after their next heartbeat", name, model.HexIDs(waiting))
 	}
 	return nil
 }
@@ -156,6 +156,18 @@ func (c *Catalog) Matching(name string, recursive bool) []string {
 			out = append(out, ns.Name)
 		}
 	}
+	return out
+}
+
+// PlacedOn returns the namespaces whose placement includes node, sorted by name.
+func (c *Catalog) PlacedOn(node uint64) []model.Namespace {
+	var out []model.Namespace
+	for _, ns := range c.namespaces {
+		if slices.Contains(ns.Placement, node) {
+			out = append(out, ns.Clone())
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
 	return out
 }
 

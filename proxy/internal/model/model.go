@@ -3,7 +3,11 @@
 // and pending namespace deletions.
 package model
 
-import "slices"
+import (
+	"fmt"
+	"slices"
+	"strings"
+)
 
 // Liveness of a node as decided by the leader from heartbeats.
 type Liveness string
@@ -119,4 +123,17 @@ type Deletion struct {
 	Name      string   `json:"name"`
 	DeletedMs int64    `json:"deleted_ms"`
 	Pending   []uint64 `json:"pending"`
+}
+
+// HexID formats a node id as every RPMP tool and log prints it: 16 lowercase
+// hex digits (rpmpctl nodes, rpmp-server's ready line, Java exceptions).
+func HexID(id uint64) string { return fmt.Sprintf("%016x", id) }
+
+// HexIDs formats node ids as HexID does, in brackets: [00000000000000a1 ...].
+func HexIDs(ids []uint64) string {
+	parts := make([]string, len(ids))
+	for i, id := range ids {
+		parts[i] = HexID(id)
+	}
+	return "[" + strings.Join(parts, " ") + "]"
 }

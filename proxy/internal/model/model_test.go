@@ -32,3 +32,12 @@ func TestHolders(t *testing.T) {
 		t.Fatalf("Holders = %v", got)
 	}
 }
+
+func TestHexIDsPrintAsRpmpctlDoes(t *testing.T) {
+	if got := HexID(0x80ff37acd4d8f63f); got != "80ff37acd4d8f63f" {
+		t.Fatalf("HexID: %s", got)
+	}
+	if got := HexIDs([]uint64{0xa1, 0x80ff37acd4d8f63f}); got != "[00000000000000a1 80ff37acd4d8f63f]" {
+		t.Fatalf("HexIDs: %s", got)
+	}
+}

@@ -77,6 +77,12 @@ func (m *Map) Put(n model.Node, seen time.Time) {
 	}
 }
 
+// Remove forgets a node (an operator removed it; the caller persisted that).
+func (m *Map) Remove(id uint64) {
+	delete(m.nodes, id)
+	delete(m.lastSeen, id)
+}
+
 // Expire returns the records whose liveness must change at time now
 // (LIVE -> SUSPECT -> DEAD), without applying them.
 func (m *Map) Expire(now time.Time) []model.Node {

@@ -1388,6 +1388,96 @@ func (x *DrainReply) GetNode() *Node {
 	return nil
 }
 
+// An operator removes a DEAD node from the node map for good (rpmpctl nodes rm).
+type RemoveNodeRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	NodeId        uint64                 `protobuf:"varint,1,opt,name=node_id,json=nodeId,proto3" json:"node_id,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *RemoveNodeRequest) Reset() {
+	*x = RemoveNodeRequest{}
+	mi := &file_rpmp_proto_msgTypes[19]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *RemoveNodeRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*RemoveNodeRequest) ProtoMessage() {}
+
+func (x *RemoveNodeRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_rpmp_proto_msgTypes[19]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use RemoveNodeRequest.ProtoReflect.Descriptor instead.
+func (*RemoveNodeRequest) Descriptor() ([]byte, []int) {
+	return file_rpmp_proto_rawDescGZIP(), []int{19}
+}
+
+func (x *RemoveNodeRequest) GetNodeId() uint64 {
+	if x != nil {
+		return x.NodeId
+	}
+	return 0
+}
+
+type RemoveNodeReply struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The record that was removed.
+	Node          *Node `protobuf:"bytes,1,opt,name=node,proto3" json:"node,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *RemoveNodeReply) Reset() {
+	*x = RemoveNodeReply{}
+	mi := &file_rpmp_proto_msgTypes[20]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *RemoveNodeReply) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*RemoveNodeReply) ProtoMessage() {}
+
+func (x *RemoveNodeReply) ProtoReflect() protoreflect.Message {
+	mi := &file_rpmp_proto_msgTypes[20]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use RemoveNodeReply.ProtoReflect.Descriptor instead.
+func (*RemoveNodeReply) Descriptor() ([]byte, []int) {
+	return file_rpmp_proto_rawDescGZIP(), []int{20}
+}
+
+func (x *RemoveNodeReply) GetNode() *Node {
+	if x != nil {
+		return x.Node
+	}
+	return nil
+}
+
 var File_rpmp_proto protoreflect.FileDescriptor
 
 const file_rpmp_proto_rawDesc = "" +
@@ -1483,6 +1573,10 @@ const file_rpmp_proto_rawDesc = "" +
 	"\x06cancel\x18\x02 \x01(\bR\x06cancel\"/\n" +
 	"\n" +
 	"DrainReply\x12!\n" +
+	"\x04node\x18\x01 \x01(\v2\r.rpmp.v1.NodeR\x04node\",\n" +
+	"\x11RemoveNodeRequest\x12\x17\n" +
+	"\anode_id\x18\x01 \x01(\x04R\x06nodeId\"4\n" +
+	"\x0fRemoveNodeReply\x12!\n" +
 	"\x04node\x18\x01 \x01(\v2\r.rpmp.v1.NodeR\x04node*\x82\x01\n" +
 	"\tNodeState\x12\x1a\n" +
 	"\x16NODE_STATE_UNSPECIFIED\x10\x00\x12\x13\n" +
@@ -1492,7 +1586,7 @@ const file_rpmp_proto_rawDesc = "" +
 	"\x13NODE_STATE_DRAINING\x10\x04*G\n" +
 	"\rNodeStateHint\x12\x18\n" +
 	"\x14NODE_STATE_HINT_NONE\x10\x00\x12\x1c\n" +
-	"\x18NODE_STATE_HINT_DRAINING\x10\x012\xe8\x04\n" +
+	"\x18NODE_STATE_HINT_DRAINING\x10\x012\xac\x05\n" +
 	"\x05Proxy\x12?\n" +
 	"\tHeartbeat\x12\x19.rpmp.v1.HeartbeatRequest\x1a\x17.rpmp.v1.HeartbeatReply\x12:\n" +
 	"\n" +
@@ -1503,7 +1597,9 @@ const file_rpmp_proto_rawDesc = "" +
 	"\x0fDeleteNamespace\x12\x1f.rpmp.v1.DeleteNamespaceRequest\x1a\x1d.rpmp.v1.DeleteNamespaceReply\x12D\n" +
 	"\x0eTouchNamespace\x12\x1e.rpmp.v1.TouchNamespaceRequest\x1a\x12.rpmp.v1.Namespace\x123\n" +
 	"\x05Drain\x12\x15.rpmp.v1.DrainRequest\x1a\x13.rpmp.v1.DrainReply\x12:\n" +
-	"\tSetInSync\x12\x19.rpmp.v1.SetInSyncRequest\x1a\x12.rpmp.v1.NamespaceB&Z$rpmp.io/proxy/internal/rpmpv1;rpmpv1b\x06proto3"
+	"\tSetInSync\x12\x19.rpmp.v1.SetInSyncRequest\x1a\x12.rpmp.v1.Namespace\x12B\n" +
+	"\n" +
+	"RemoveNode\x12\x1a.rpmp.v1.RemoveNodeRequest\x1a\x18.rpmp.v1.RemoveNodeReplyB&Z$rpmp.io/proxy/internal/rpmpv1;rpmpv1b\x06proto3"
 
 var (
 	file_rpmp_proto_rawDescOnce sync.Once
@@ -1518,7 +1614,7 @@ func file_rpmp_proto_rawDescGZIP() []byte {
 }
 
 var file_rpmp_proto_enumTypes = make([]protoimpl.EnumInfo, 2)
-var file_rpmp_proto_msgTypes = make([]protoimpl.MessageInfo, 19)
+var file_rpmp_proto_msgTypes = make([]protoimpl.MessageInfo, 21)
 var file_rpmp_proto_goTypes = []any{
 	(NodeState)(0),                 // 0: rpmp.v1.NodeState
 	(NodeStateHint)(0),             // 1: rpmp.v1.NodeStateHint
@@ -1541,6 +1637,8 @@ var file_rpmp_proto_goTypes = []any{
 	(*SetInSyncRequest)(nil),       // 18: rpmp.v1.SetInSyncRequest
 	(*DrainRequest)(nil),           // 19: rpmp.v1.DrainRequest
 	(*DrainReply)(nil),             // 20: rpmp.v1.DrainReply
+	(*RemoveNodeRequest)(nil),      // 21: rpmp.v1.RemoveNodeRequest
+	(*RemoveNodeReply)(nil),        // 22: rpmp.v1.RemoveNodeReply
 }
 var file_rpmp_proto_depIdxs = []int32{
 	1,  // 0: rpmp.v1.HeartbeatRequest.state_hint:type_name -> rpmp.v1.NodeStateHint
@@ -1554,29 +1652,32 @@ var file_rpmp_proto_depIdxs = []int32{
 	7,  // 8: rpmp.v1.CreateNamespaceRequest.options:type_name -> rpmp.v1.NamespaceOptions
 	10, // 9: rpmp.v1.ListNamespacesReply.namespaces:type_name -> rpmp.v1.Namespace
 	4,  // 10: rpmp.v1.DrainReply.node:type_name -> rpmp.v1.Node
-	2,  // 11: rpmp.v1.Proxy.Heartbeat:input_type -> rpmp.v1.HeartbeatRequest
-	5,  // 12: rpmp.v1.Proxy.GetNodeMap:input_type -> rpmp.v1.GetNodeMapRequest
-	11, // 13: rpmp.v1.Proxy.CreateNamespace:input_type -> rpmp.v1.CreateNamespaceRequest
-	12, // 14: rpmp.v1.Proxy.GetPlacement:input_type -> rpmp.v1.GetPlacementRequest
-	13, // 15: rpmp.v1.Proxy.ListNamespaces:input_type -> rpmp.v1.ListNamespacesRequest
-	15, // 16: rpmp.v1.Proxy.DeleteNamespace:input_type -> rpmp.v1.DeleteNamespaceRequest
-	17, // 17: rpmp.v1.Proxy.TouchNamespace:input_type -> rpmp.v1.TouchNamespaceRequest
-	19, // 18: rpmp.v1.Proxy.Drain:input_type -> rpmp.v1.DrainRequest
-	18, // 19: rpmp.v1.Proxy.SetInSync:input_type -> rpmp.v1.SetInSyncRequest
-	3,  // 20: rpmp.v1.Proxy.Heartbeat:output_type -> rpmp.v1.HeartbeatReply
-	6,  // 21: rpmp.v1.Proxy.GetNodeMap:output_type -> rpmp.v1.NodeMap
-	10, // 22: rpmp.v1.Proxy.CreateNamespace:output_type -> rpmp.v1.Namespace
-	10, // 23: rpmp.v1.Proxy.GetPlacement:output_type -> rpmp.v1.Namespace
-	14, // 24: rpmp.v1.Proxy.ListNamespaces:output_type -> rpmp.v1.ListNamespacesReply
-	16, // 25: rpmp.v1.Proxy.DeleteNamespace:output_type -> rpmp.v1.DeleteNamespaceReply
-	10, // 26: rpmp.v1.Proxy.TouchNamespace:output_type -> rpmp.v1.Namespace
-	20, // 27: rpmp.v1.Proxy.Drain:output_type -> rpmp.v1.DrainReply
-	10, // 28: rpmp.v1.Proxy.SetInSync:output_type -> rpmp.v1.Namespace
-	20, // [20:29] is the sub-list for method output_type
-	11, // [11:20] is the sub-list for method input_type
-	11, // [11:11] is the sub-list for extension type_name
-	11, // [11:11] is the sub-list for extension extendee
-	0,  // [0:11] is the sub-list for field type_name
+	4,  // 11: rpmp.v1.RemoveNodeReply.node:type_name -> rpmp.v1.Node
+	2,  // 12: rpmp.v1.Proxy.Heartbeat:input_type -> rpmp.v1.HeartbeatRequest
+	5,  // 13: rpmp.v1.Proxy.GetNodeMap:input_type -> rpmp.v1.GetNodeMapRequest
+	11, // 14: rpmp.v1.Proxy.CreateNamespace:input_type -> rpmp.v1.CreateNamespaceRequest
+	12, // 15: rpmp.v1.Proxy.GetPlacement:input_type -> rpmp.v1.GetPlacementRequest
+	13, // 16: rpmp.v1.Proxy.ListNamespaces:input_type -> rpmp.v1.ListNamespacesRequest
+	15, // 17: rpmp.v1.Proxy.DeleteNamespace:input_type -> rpmp.v1.DeleteNamespaceRequest
+	17, // 18: rpmp.v1.Proxy.TouchNamespace:input_type -> rpmp.v1.TouchNamespaceRequest
+	19, // 19: rpmp.v1.Proxy.Drain:input_type -> rpmp.v1.DrainRequest
+	18, // 20: rpmp.v1.Proxy.SetInSync:input_type -> rpmp.v1.SetInSyncRequest
+	21, // 21: rpmp.v1.Proxy.RemoveNode:input_type -> rpmp.v1.RemoveNodeRequest
+	3,  // 22: rpmp.v1.Proxy.Heartbeat:output_type -> rpmp.v1.HeartbeatReply
+	6,  // 23: rpmp.v1.Proxy.GetNodeMap:output_type -> rpmp.v1.NodeMap
+	10, // 24: rpmp.v1.Proxy.CreateNamespace:output_type -> rpmp.v1.Namespace
+	10, // 25: rpmp.v1.Proxy.GetPlacement:output_type -> rpmp.v1.Namespace
+	14, // 26: rpmp.v1.Proxy.ListNamespaces:output_type -> rpmp.v1.ListNamespacesReply
+	16, // 27: rpmp.v1.Proxy.DeleteNamespace:output_type -> rpmp.v1.DeleteNamespaceReply
+	10, // 28: rpmp.v1.Proxy.TouchNamespace:output_type -> rpmp.v1.Namespace
+	20, // 29: rpmp.v1.Proxy.Drain:output_type -> rpmp.v1.DrainReply
+	10, // 30: rpmp.v1.Proxy.SetInSync:output_type -> rpmp.v1.Namespace
+	22, // 31: rpmp.v1.Proxy.RemoveNode:output_type -> rpmp.v1.RemoveNodeReply
+	22, // [22:32] is the sub-list for method output_type
+	12, // [12:22] is the sub-list for method input_type
+	12, // [12:12] is the sub-list for extension type_name
+	12, // [12:12] is the sub-list for extension extendee
+	0,  // [0:12] is the sub-list for field type_name
 }
 
 func init() { file_rpmp_proto_init() }
@@ -1590,7 +1691,7 @@ func file_rpmp_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_rpmp_proto_rawDesc), len(file_rpmp_proto_rawDesc)),
 			NumEnums:      2,
-			NumMessages:   19,
+			NumMessages:   21,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

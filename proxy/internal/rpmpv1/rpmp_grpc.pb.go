@@ -37,6 +37,7 @@ const (
 	Proxy_TouchNamespace_FullMethodName  = "/rpmp.v1.Proxy/TouchNamespace"
 	Proxy_Drain_FullMethodName           = "/rpmp.v1.Proxy/Drain"
 	Proxy_SetInSync_FullMethodName       = "/rpmp.v1.Proxy/SetInSync"
+	Proxy_RemoveNode_FullMethodName      = "/rpmp.v1.Proxy/RemoveNode"
 )
 
 // ProxyClient is the client API for Proxy service.
@@ -61,6 +62,10 @@ type ProxyClient interface {
 	Drain(ctx context.Context, in *DrainRequest, opts ...grpc.CallOption) (*DrainReply, error)
 	// Leader only. Returns the namespace with its new epoch.
 	SetInSync(ctx context.Context, in *SetInSyncRequest, opts ...grpc.CallOption) (*Namespace, error)
+	// Leader only, admin certificates only. Refused (FAILED_PRECONDITION) unless
+	// the node is DEAD and no namespace still places a copy on it; NOT_FOUND for
+	// an unknown id. A removed node that heartbeats again registers as new.
+	RemoveNode(ctx context.Context, in *RemoveNodeRequest, opts ...grpc.CallOption) (*RemoveNodeReply, error)
 }
 
 type proxyClient struct {
@@ -161,6 +166,16 @@ func (c *proxyClient) SetInSync(ctx context.Context, in *SetInSyncRequest, opts 
 	return out, nil
 }
 
+func (c *proxyClient) RemoveNode(ctx context.Context, in *RemoveNodeRequest, opts ...grpc.CallOption) (*RemoveNodeReply, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(RemoveNodeReply)
+	err := c.cc.Invoke(ctx, Proxy_RemoveNode_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // ProxyServer is the server API for Proxy service.
 // All implementations must embed UnimplementedProxyServer
 // for forward compatibility.
@@ -183,6 +198,10 @@ type ProxyServer interface {
 	Drain(context.Context, *DrainRequest) (*DrainReply, error)
 	// Leader only. Returns the namespace with its new epoch.
 	SetInSync(context.Context, *SetInSyncRequest) (*Namespace, error)
+	// Leader only, admin certificates only. Refused (FAILED_PRECONDITION) unless
+	// the node is DEAD and no namespace still places a copy on it; NOT_FOUND for
+	// an unknown id. A removed node that heartbeats again registers as new.
+	RemoveNode(context.Context, *RemoveNodeRequest) (*RemoveNodeReply, error)
 	mustEmbedUnimplementedProxyServer()
 }
 
@@ -219,6 +238,9 @@ func (UnimplementedProxyServer) Drain(context.Context, *DrainRequest) (*DrainRep
 }
 func (UnimplementedProxyServer) SetInSync(context.Context, *SetInSyncRequest) (*Namespace, error) {
 	return nil, status.Errorf(codes.Unimplemented, "method SetInSync not implemented")
+}
+func (UnimplementedProxyServer) RemoveNode(context.Context, *RemoveNodeRequest) (*RemoveNodeReply, error) {
+	return nil, status.Errorf(codes.Unimplemented, "method RemoveNode not implemented")
 }
 func (UnimplementedProxyServer) mustEmbedUnimplementedProxyServer() {}
 func (UnimplementedProxyServer) testEmbeddedByValue()               {}
@@ -403,6 +425,24 @@ func _Proxy_SetInSync_Handler(srv interface{}, ctx context.Context, dec func(int
 	return interceptor(ctx, in, info, handler)
 }
 
+func _Proxy_RemoveNode_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(RemoveNodeRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(ProxyServer).RemoveNode(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: Proxy_RemoveNode_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(ProxyServer).RemoveNode(ctx, req.(*RemoveNodeRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // Proxy_ServiceDesc is the grpc.ServiceDesc for Proxy service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -445,6 +485,10 @@ var Proxy_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "SetInSync",
 			Handler:    _Proxy_SetInSync_Handler,
+		},
+		{
+			MethodName: "RemoveNode",
+			Handler:    _Proxy_RemoveNode_Handler,
 		},
 	},
 	Streams:  []grpc.StreamDesc{},

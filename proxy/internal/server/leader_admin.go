@@ -77,7 +77,7 @@ func (l *Leader) Drain(req *pb.DrainRequest) (*pb.DrainReply, error) {
 	defer l.mu.Unlock()
 	n, ok := l.nodes.Get(req.NodeId)
 	if !ok {
-		return nil, status.Errorf(codes.NotFound, "node %d is not known", req.NodeId)
+		return nil, status.Errorf(codes.NotFound, "node %016x is not known", req.NodeId)
 	}
 	if n.Draining != !req.Cancel {
 		n.Draining = !req.Cancel
@@ -90,7 +90,7 @@ func (l *Leader) Drain(req *pb.DrainRequest) (*pb.DrainReply, error) {
 		}
 		l.epoch = epoch
 		l.nodes.Put(n, time.Time{})
-		l.cfg.Logf("node %d draining=%v (epoch %d)", n.ID, n.Draining, epoch)
+		l.cfg.Logf("node %016x draining=%v (epoch %d)", n.ID, n.Draining, epoch)
 		l.repairLocked(l.now())
 	}
 	return &pb.DrainReply{Node: nodeToPB(n)}, nil

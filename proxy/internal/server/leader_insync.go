@@ -12,6 +12,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	"rpmp.io/proxy/internal/auth"
+	"rpmp.io/proxy/internal/model"
 	pb "rpmp.io/proxy/internal/rpmpv1"
 	"rpmp.io/proxy/internal/store"
 )
@@ -36,12 +37,12 @@ func (l *Leader) SetInSync(req *pb.SetInSyncRequest, caller auth.Identity) (*pb.
 	primary, _ := ns.Primary(dead)
 	if req.Epoch != ns.Epoch || req.Primary != primary {
 		return nil, status.Errorf(codes.FailedPrecondition,
-			"namespace %q is at epoch %d with primary %d; refused in-sync change from %d at epoch %d",
+			"namespace %q is at epoch %d with primary %016x; refused in-sync change from %016x at epoch %d",
 			req.Name, ns.Epoch, primary, req.Primary, req.Epoch)
 	}
 	if !slices.Contains(ns.Placement, req.Node) {
-		return nil, status.Errorf(codes.FailedPrecondition, "node %d is not in the placement %v of %q",
-			req.Node, ns.Placement, req.Name)
+		return nil, status.Errorf(codes.FailedPrecondition, "node %016x is not in the placement %s of %q",
+			req.Node, model.HexIDs(ns.Placement), req.Name)
 	}
 	synced := ns.Synced()
 	has := slices.Contains(synced, req.Node)
@@ -51,7 +52,7 @@ func (l *Leader) SetInSync(req *pb.SetInSyncRequest, caller auth.Identity) (*pb.
 	case req.InSync:
 		synced = append(synced, req.Node)
 	case req.Node == primary:
-		return nil, status.Errorf(codes.FailedPrecondition, "the primary %d cannot leave the in-sync set", primary)
+		return nil, status.Errorf(codes.FailedPrecondition, "the primary %016x cannot leave the in-sync set", primary)
 	default:
 		synced = slices.DeleteFunc(synced, func(x uint64) bool { return x == req.Node })
 	}
@@ -66,6 +67,6 @@ func (l *Leader) SetInSync(req *pb.SetInSyncRequest, caller auth.Identity) (*pb.
 	}
 	l.epoch = epoch
 	l.cat.PutNamespace(next)
-	l.cfg.Logf("namespace %q: in sync %v (primary %d), epoch %d", next.Name, next.InSync, primary, epoch)
+	l.cfg.Logf("namespace %q: in sync %s (primary %016x), epoch %d", next.Name, model.HexIDs(next.InSync), primary, epoch)
 	return nsToPB(next, l.nodes.Get), nil
 }

@@ -21,7 +21,7 @@ import (
 // With TLS, a node id belongs to the node certificate that first registered it.
 func (l *Leader) Heartbeat(req *pb.HeartbeatRequest, caller auth.Identity) (*pb.HeartbeatReply, error) {
 	if req.NodeId == 0 || req.Endpoint == "" {
-		return nil, status.Errorf(codes.InvalidArgument, "heartbeat needs a non-zero node_id and an endpoint (got id %d, endpoint %q)", req.NodeId, req.Endpoint)
+		return nil, status.Errorf(codes.InvalidArgument, "heartbeat needs a non-zero node_id and an endpoint (got id %016x, endpoint %q)", req.NodeId, req.Endpoint)
 	}
 	now := l.now()
 	beat := nodemap.Beat{ID: req.NodeId, Endpoint: req.Endpoint, Capacity: req.Capacity,
@@ -75,7 +75,7 @@ func (l *Leader) Heartbeat(req *pb.HeartbeatRequest, caller auth.Identity) (*pb.
 		go l.markDelivered(rec.ID, acks)
 	}
 	if changed {
-		l.cfg.Logf("node %d (%s) is now %s (epoch %d)", rec.ID, rec.Endpoint, nodeState(rec), epoch)
+		l.cfg.Logf("node %016x (%s) is now %s (epoch %d)", rec.ID, rec.Endpoint, nodeState(rec), epoch)
 	}
 	return reply, nil
 }
@@ -113,7 +113,8 @@ func (l *Leader) CreateNamespace(req *pb.CreateNamespaceRequest, caller auth.Ide
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	ns, isNew, err := l.cat.PlanCreate(req.Name, opts, l.nodes.RoomyIDs(int(opts.Replicas)), func(id uint64) bool {
-		return l.replaceReason(id) == "dead"
+		n, known := l.nodes.Get(id)
+		return !known || n.Liveness == model.Dead // unknown: removed by an operator
 	}, l.now().UnixMilli(), l.epoch)
 	if err != nil || !isNew {
 		return l.nsReply(ns, err)
@@ -125,7 +126,7 @@ func (l *Leader) CreateNamespace(req *pb.CreateNamespaceRequest, caller auth.Ide
 		return nil, err
 	}
 	l.cat.PutNamespace(ns)
-	l.cfg.Logf("created namespace %q replicas=%d placement %v", ns.Name, ns.Replicas, ns.Placement)
+	l.cfg.Logf("created namespace %q replicas=%d placement %s", ns.Name, ns.Replicas, model.HexIDs(ns.Placement))
 	return l.nsReply(ns, nil)
 }
 
@@ -181,7 +182,7 @@ func (l *Leader) markDelivered(node uint64, names []string) {
 		}
 	}
 	if err := l.commitBestEffort(&b); err != nil {
-		l.cfg.Logf("node %d: deletion progress not persisted, will resend: %v", node, err)
+		l.cfg.Logf("node %016x: deletion progress not persisted, will resend: %v", node, err)
 		return
 	}
 	for _, d := range dels {

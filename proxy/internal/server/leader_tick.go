@@ -3,6 +3,7 @@
 package server
 
 import (
+	"slices"
 	"time"
 
 	"rpmp.io/proxy/internal/model"
@@ -30,7 +31,7 @@ func (l *Leader) checkLiveness() {
 		l.epoch = epoch
 		for _, n := range changes {
 			l.nodes.Put(n, time.Time{})
-			l.cfg.Logf("node %d (%s) is now %s (epoch %d)", n.ID, n.Endpoint, n.Liveness, epoch)
+			l.cfg.Logf("node %016x (%s) is now %s (epoch %d)", n.ID, n.Endpoint, n.Liveness, epoch)
 		}
 	}
 	l.repairLocked(now)
@@ -91,10 +92,11 @@ func (l *Leader) repairLocked(now time.Time) {
 		l.cat.PutNamespace(ns)
 		if k := len(ns.Substitutions); k > 0 && ns.Substitutions[k-1].Epoch == epoch {
 			s := ns.Substitutions[k-1]
-			l.cfg.Logf("namespace %q: node %d replaced by %d (%s), placement %v, in sync %v, epoch %d",
-				ns.Name, s.Replaced, s.Replacement, s.Reason, ns.Placement, ns.InSync, epoch)
+			l.cfg.Logf("namespace %q: node %016x replaced by %016x (%s), placement %s, in sync %s, epoch %d",
+				ns.Name, s.Replaced, s.Replacement, s.Reason, model.HexIDs(ns.Placement), model.HexIDs(ns.InSync), epoch)
 		} else {
-			l.cfg.Logf("namespace %q: in sync %v (placement %v), epoch %d", ns.Name, ns.InSync, ns.Placement, epoch)
+			l.cfg.Logf("namespace %q: in sync %s (placement %s), epoch %d", ns.Name, model.HexIDs(ns.InSync),
+				model.HexIDs(ns.Placement), epoch)
 		}
 	}
 }
@@ -123,6 +125,10 @@ func (l *Leader) deleteLocked(names []string) error {
 	dels := make([]model.Deletion, 0, len(names))
 	for _, name := range names {
 		d := l.cat.PlanDeletion(name, nowMs)
+		d.Pending = slices.DeleteFunc(d.Pending, func(id uint64) bool { // removed nodes never acknowledge
+			_, known := l.nodes.Get(id)
+			return !known
+		})
 		dels = append(dels, d)
 		l.st.DeleteNamespace(&b, name)
 		l.st.PutDeletion(&b, d)

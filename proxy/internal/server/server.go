@@ -197,3 +197,12 @@ func (s *Server) SetInSync(ctx context.Context, req *pb.SetInSyncRequest) (*pb.N
 	}
 	return l.SetInSync(req, auth.Caller(ctx))
 }
+
+// RemoveNode implements pb.ProxyServer.
+func (s *Server) RemoveNode(ctx context.Context, req *pb.RemoveNodeRequest) (*pb.RemoveNodeReply, error) {
+	l, err := s.leader(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return l.RemoveNode(req.NodeId)
+}

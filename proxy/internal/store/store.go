@@ -66,6 +66,11 @@ func (b *Batch) putJSON(key string, v any) {
 // PutNode queues a node record.
 func (s *Store) PutNode(b *Batch, n model.Node) { b.putJSON(s.nodeKey(n.ID), n) }
 
+// DeleteNode queues removal of a node record.
+func (s *Store) DeleteNode(b *Batch, id uint64) {
+	b.ops = append(b.ops, clientv3.OpDelete(s.nodeKey(id)))
+}
+
 // PutNamespace queues a namespace record.
 func (s *Store) PutNamespace(b *Batch, ns model.Namespace) { b.putJSON(s.nsKey(ns.Name), ns) }
 

@@ -212,6 +212,15 @@ func TestAttackNamespaceDeleteAndDrainNeedAdmin(t *testing.T) {
 	if _, err := admin.Drain(ctx, &pb.DrainRequest{NodeId: 0xA1, Cancel: true}); err != nil {
 		t.Fatalf("undrain by the admin: %v", err)
 	}
+	// Removing a node needs the admin certificate too (and the node must be DEAD).
+	for who, cl := range map[string]pb.ProxyClient{"an application": app1, "a node": dialAs(t, c.proxy.Addr, node)} {
+		if _, err := cl.RemoveNode(ctx, &pb.RemoveNodeRequest{NodeId: 0xA1}); status.Code(err) != codes.PermissionDenied {
+			t.Fatalf("RemoveNode by %s: want PermissionDenied, got %v", who, err)
+		}
+	}
+	if _, err := admin.RemoveNode(ctx, &pb.RemoveNodeRequest{NodeId: 0xA1}); status.Code(err) != codes.FailedPrecondition {
+		t.Fatalf("RemoveNode of a LIVE node by the admin: want FailedPrecondition, got %v", err)
+	}
 	// Nothing was deleted by the refused calls.
 	l, err := app1.ListNamespaces(ctx, &pb.ListNamespacesRequest{Prefix: "app1/"})
 	if err != nil || len(l.Namespaces) != 3 {
@@ -245,9 +254,10 @@ func TestProtectedModeProxyWithoutTLSServesOnlyLoopback(t *testing.T) {
 	eventually(t, 10*time.Second, "warning logged", func() bool {
 		return strings.Contains(p.log.String(), "no TLS configured") && strings.Contains(p.log.String(), "loopback only")
 	})
-	// --insecure: a non-loopback address is served.
+	// --insecure: a non-loopback address is served (a wildcard with the address to advertise).
 	port := freePort(t)
-	q := exec.Command(proxyBin, "--listen", "0.0.0.0:"+strconv.Itoa(port), "--etcd", e.URL(), "--cluster", "test", "--insecure")
+	q := exec.Command(proxyBin, "--listen", "0.0.0.0:"+strconv.Itoa(port), "--advertise", "127.0.0.1:"+strconv.Itoa(port),
+		"--etcd", e.URL(), "--cluster", "test", "--insecure")
 	lb := &logBuf{}
 	q.Stdout, q.Stderr = lb, lb
 	if err := q.Start(); err != nil {
@@ -257,4 +267,14 @@ func TestProtectedModeProxyWithoutTLSServesOnlyLoopback(t *testing.T) {
 	eventually(t, 15*time.Second, "--insecure proxy listening on 0.0.0.0", func() bool {
 		return strings.Contains(lb.String(), "listening on 0.0.0.0:"+strconv.Itoa(port)) || strings.Contains(lb.String(), "listening on [::]:"+strconv.Itoa(port))
 	})
+}
+
+func TestWildcardListenWithoutAdvertiseExits2(t *testing.T) {
+	// Nothing is written to etcd: the proxy refuses before connecting (the URL is never dialled).
+	cmd := exec.Command(proxyBin, "--listen", "0.0.0.0:0", "--etcd", "http://127.0.0.1:1", "--insecure")
+	out, err := cmd.CombinedOutput()
+	ee, ok := err.(*exec.ExitError)
+	if !ok || ee.ExitCode() != 2 || !strings.Contains(string(out), "wildcard") || !strings.Contains(string(out), "--advertise") {
+		t.Fatalf("--listen 0.0.0.0:0 without --advertise: want exit 2 naming --advertise, got %v: %s", err, out)
+	}
 }

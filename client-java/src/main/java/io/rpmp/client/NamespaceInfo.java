@@ -76,7 +76,7 @@ public final class NamespaceInfo {
   @Override
   public String toString() {
     return "NamespaceInfo{" + name + ", replicas=" + replicas + ", minReplicas=" + minReplicas
-        + ", ttl=" + ttl + ", nodes=" + replicaNodes + ", primary=" + primary
+        + ", ttl=" + ttl + ", nodes=" + NodeIds.hex(replicaNodes) + ", primary=" + NodeIds.hex(primary)
         + (degraded ? ", degraded" : "") + "}";
   }
 }

@@ -96,6 +96,6 @@ public final class RecordRef {
 
   @Override
   public String toString() {
-    return "RecordRef{tag=" + tag + ", length=" + length + ", node=" + nodeId + "}";
+    return "RecordRef{tag=" + tag + ", length=" + length + ", node=" + NodeIds.hex(nodeId) + "}";
   }
 }

@@ -21,7 +21,7 @@ import java.time.Duration
 import scala.jdk.CollectionConverters._
 import scala.util.control.NonFatal
 
-import io.rpmp.client.{RpmpClient, RpmpException}
+import io.rpmp.client.{NodeIds, RpmpClient, RpmpException}
 
 import org.apache.spark.{ShuffleDependency, SparkConf, SparkContext, TaskContext}
 import org.apache.spark.internal.Logging
@@ -188,7 +188,7 @@ class RpmpShuffleManager(conf: SparkConf, isDriver: Boolean)
           logWarning(s"Only $replicas RPMP node(s) live: ${RpmpConf.ReplicasKey}=" +
             s"${rpmpConf.replicas} capped to $replicas for $ns (and later shuffles while so)")
         }
-        return s" (replicas ${info.replicas()} on nodes ${info.replicaNodes()}, ttl $ttl)"
+        return s" (replicas ${info.replicas()} on nodes ${NodeIds.hex(info.replicaNodes())}, ttl $ttl)"
       } catch {
         // FAILED_PRECONDITION: fewer live nodes than replicas.
         case e: RpmpException if e.code() == RpmpException.FAILED_PRECONDITION && replicas > 1 =>

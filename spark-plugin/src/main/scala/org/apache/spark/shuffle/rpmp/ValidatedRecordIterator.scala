@@ -17,7 +17,7 @@ import java.io.{IOException, InputStream}
 import scala.collection.mutable
 import scala.util.control.NonFatal
 
-import io.rpmp.client.{RecordRef, RpmpBuffer, RpmpNotFoundException}
+import io.rpmp.client.{NodeIds, RecordRef, RpmpBuffer, RpmpNotFoundException}
 
 import org.apache.spark.internal.Logging
 import org.apache.spark.serializer.{SerializerInstance, SerializerManager}
@@ -139,7 +139,7 @@ private[spark] class ValidatedRecordIterator(
             out ++= select(partition, server, refs, wanted, seen)
           } catch {
             case NonFatal(e) =>
-              logWarning(s"getMeta of $ns/$partition on node $node failed: $e")
+              logWarning(s"getMeta of $ns/$partition on node ${NodeIds.hex(node)} failed: $e")
           }
         }
       }
