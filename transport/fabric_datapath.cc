@@ -58,6 +58,18 @@ Status Fabric::PostOrDefer(const Deferred& d) {
   return Status::Unavailable(FabricError("post", static_cast<int>(ret)));
 }
 
+bool Fabric::CancelDeferred(OpContext* ctx) {
+  std::lock_guard<std::mutex> lock(mu_);
+  for (auto it = deferred_.begin(); it != deferred_.end(); ++it) {
+    if (it->ctx != ctx) continue;
+    auto n = deferred_per_peer_.find(it->peer);
+    if (n != deferred_per_peer_.end() && --n->second == 0) deferred_per_peer_.erase(n);
+    deferred_.erase(it);
+    return true;
+  }
+  return false;
+}
+
 void Fabric::RetryDeferred() {
   std::lock_guard<std::mutex> lock(mu_);
   if (deferred_.empty()) return;
