@@ -38,6 +38,12 @@ struct Slot {
   RawAddress raw_at;
   uint32_t counted_session = 0;  // its in-flight count includes this request
   std::string peer_hold;         // an AV reference (by address) kept until the reply is sent
+  // A HELLO being answered (counted in Server::hello_guard_): its reply is withdrawn
+  // at hello_deadline if the provider has not taken it (Server::ExpireHellos).
+  // Progress thread only (HELLO slots never reach a commit thread); Clear() leaves it
+  // alone, ReleaseSessionHold resets it.
+  bool hello_pending = false;
+  std::chrono::steady_clock::time_point hello_deadline;
   size_t rma_pending = 0;
   Status rma_status;
   // When the slot's RMA in flight is abandoned (Server::WatchRma / ExpireRma); max()
