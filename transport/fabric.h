@@ -123,6 +123,8 @@ class Fabric {
   StatusOr<PeerAddr> InsertPeer(std::string_view address);
   // Makes a peer addressable from host and port (resolved by the provider).
   StatusOr<PeerAddr> InsertPeer(const std::string& host, const std::string& port);
+  // Removes a peer; operations still queued for it (never posted) complete with an
+  // error through Poll.
   void RemovePeer(PeerAddr peer);
 
   Status PostRecv(OpContext* ctx, void* buf, size_t len, void* desc);

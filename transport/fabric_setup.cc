@@ -204,6 +204,26 @@ StatusOr<PeerAddr> Fabric::InsertPeer(const std::string& host, const std::string
   return peer;
 }
 
-void Fabric::RemovePeer(PeerAddr peer) { fi_av_remove(av_, &peer, 1, 0); }
+void Fabric::RemovePeer(PeerAddr peer) {
+  {
+    // Operations still queued for the peer (the provider said FI_EAGAIN) would later be
+    // posted to a removed entry (libfabric crashes) or to whoever gets the entry next:
+    // they fail now instead, reported by Poll like any failed operation.
+    std::lock_guard<std::mutex> lock(mu_);
+    for (auto it = deferred_.begin(); it != deferred_.end();) {
+      if (it->peer != peer) {
+        ++it;
+        continue;
+      }
+      Completion c;
+      c.ctx = it->ctx;
+      c.status = Status::Unavailable("peer removed before the operation could be posted");
+      failed_.push_back(c);
+      it = deferred_.erase(it);
+    }
+    deferred_per_peer_.erase(peer);
+  }
+  fi_av_remove(av_, &peer, 1, 0);
+}
 
 }  // namespace rpmp

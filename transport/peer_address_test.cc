@@ -6,9 +6,12 @@
 #include <rdma/fabric.h>
 
 #include <catch2/catch.hpp>
+#include <chrono>
 #include <cstring>
 #include <string>
+#include <vector>
 
+#include "tests/test_util.h"
 #include "transport/fabric.h"
 #include "transport/peer_address.h"
 
@@ -88,6 +91,43 @@ TEST_CASE("fabric: bad addresses are refused and good ones still insert afterwar
     CHECK(Invalid(fabric.InsertPeer(bad).status()));
   // Before the checks, every insert after the bad family failed with EINVAL.
   for (uint16_t port = 7003; port < 7006; port++) CHECK(fabric.InsertPeer(Inet("127.0.0.1", port)).ok());
+}
+
+}  // namespace
+}  // namespace rpmp
+
+namespace rpmp {
+namespace {
+
+TEST_CASE("fabric: a send queued for a removed peer fails instead of reaching the removed entry") {
+  FabricOptions o;
+  o.node = "127.0.0.1";
+  auto f = Fabric::Open(o);
+  REQUIRE(f.ok());
+  Fabric& fabric = **f;
+  std::vector<char> buf(4096);
+  auto mr = fabric.Register(buf.data(), buf.size(), MrAccess::kLocalOnly);
+  REQUIRE(mr.ok());
+  // Nothing listens there: tcp;ofi_rxm answers FI_EAGAIN while it tries to connect,
+  // so the send waits in the Fabric's queue.
+  auto peer = fabric.InsertPeer(Inet("127.0.0.1", static_cast<uint16_t>(rpmp::testing::FreePort())));
+  REQUIRE(peer.ok());
+  OpContext send;
+  REQUIRE(fabric.Send(&send, *peer, buf.data(), 56, (*mr)->desc()).ok());
+  Completion c[4];
+  for (int i = 0; i < 20; i++) REQUIRE(fabric.Poll(c, 4) == 0);  // still queued
+  // Before: the queued send was posted to the removed entry on the next Poll, and
+  // libfabric crashed (found by fuzz/session_fuzz.cc through the server).
+  fabric.RemovePeer(*peer);
+  auto until = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+  bool failed = false;
+  while (!failed && std::chrono::steady_clock::now() < until) {
+    int n = fabric.Poll(c, 4);
+    for (int i = 0; i < n; i++)
+      if (c[i].ctx == &send) failed = !c[i].status.ok();
+  }
+  CHECK(failed);
+  CHECK(!fabric.CancelDeferred(&send));  // gone from the queue
 }
 
 }  // namespace
