@@ -96,7 +96,7 @@ double AwaitAtMost(int port, const std::string& metric, double want, std::chrono
   return v;
 }
 
-TEST_CASE("attack: HELLOs with bad address lengths and families are dropped; later clients are served") {
+TEST_CASE("attack: HELLOs with bad address lengths and families are dropped, later clients are served") {
   Files files;
   ServerProcess server("256m", {"--auth-secret-file", files.secret});
   REQUIRE(server.Start());
@@ -201,7 +201,7 @@ TEST_CASE("attack: a HELLO naming another connected peer's address gets nothing 
   ExpectServes(server, kSecret);
 }
 
-TEST_CASE("attack: ALLOC sizes that wrapped are refused; the server goes on serving") {
+TEST_CASE("attack: ALLOC sizes that wrapped are refused, the server goes on serving") {
   ServerProcess server("256m");
   REQUIRE(server.Start());
   HostilePeer peer(server.address());
