@@ -314,6 +314,19 @@ void Server::Reply(Slot* s) {
       session_count_.store(sessions_->size(), std::memory_order_relaxed);
     }
   }
+  if (s->hello_unverified) {
+    // A HELLO from an address the server had no entry for: an honest client's HELLO
+    // came over a connection from that address, so the reply can go at once. If it
+    // cannot, nothing connects to the claimed address: the reply is dropped.
+    Status now = fabric_->SendNow(&s->send_op.op, s->peer, s->send_buf, len, s->desc);
+    if (!now.ok()) {
+      hellos_withdrawn_.fetch_add(1, std::memory_order_relaxed);
+      RPMP_LOG_DEBUG("hello reply not sent (no connection from the claimed address): %s",
+                     now.ToString().c_str());
+      Recycle(s);
+    }
+    return;
+  }
   Status st = fabric_->Send(&s->send_op.op, s->peer, s->send_buf, len, s->desc);
   if (!st.ok()) Recycle(s);
 }

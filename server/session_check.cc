@@ -55,6 +55,7 @@ void Server::HandleHello(Slot* s, PeerAddr src) {
     return;
   }
   s->hello_pending = true;  // counted by the guard until Recycle
+  s->hello_unverified = !in_av;
   s->hello_deadline = now + config_.hello_timeout;
   StatusOr<PeerAddr> peer = sessions_->AcquirePeer(*address);
   if (!peer.ok()) {
@@ -175,6 +176,7 @@ void Server::ReleaseSessionHold(Slot* s) {
   if (s->hello_pending) {  // written only here and in HandleHello: progress thread
     hello_guard_->Done();
     s->hello_pending = false;
+    s->hello_unverified = false;
   }
 }
 

@@ -43,6 +43,10 @@ struct Slot {
   // Progress thread only (HELLO slots never reach a commit thread); Clear() leaves it
   // alone, ReleaseSessionHold resets it.
   bool hello_pending = false;
+  // Its address had no AV entry before this HELLO: the reply goes out only if the
+  // provider can send it at once (over the connection the HELLO came by), never by
+  // opening a connection to the claimed address (Server::Reply).
+  bool hello_unverified = false;
   std::chrono::steady_clock::time_point hello_deadline;
   size_t rma_pending = 0;
   Status rma_status;

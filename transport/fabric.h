@@ -129,6 +129,11 @@ class Fabric {
 
   Status PostRecv(OpContext* ctx, void* buf, size_t len, void* desc);
   Status Send(OpContext* ctx, PeerAddr peer, const void* buf, size_t len, void* desc);
+  // A send that is never queued: ResourceExhausted (nothing posted, no completion)
+  // when the provider cannot take it at once. With connection-based providers
+  // (tcp;ofi_rxm) that is the case for an address with no connection yet, which is
+  // how the server avoids connecting to an address a HELLO merely claims.
+  Status SendNow(OpContext* ctx, PeerAddr peer, const void* buf, size_t len, void* desc);
   // RMA read of the peer's [raddr, raddr+len) under rkey into local buf.
   Status Read(OpContext* ctx, PeerAddr peer, void* buf, size_t len, void* desc, uint64_t raddr,
               uint64_t rkey);

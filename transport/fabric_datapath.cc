@@ -105,6 +105,23 @@ Status Fabric::Send(OpContext* ctx, PeerAddr peer, const void* buf, size_t len, 
   return PostOrDefer({OpKind::kSend, ctx, peer, const_cast<void*>(buf), len, desc, 0, 0});
 }
 
+Status Fabric::SendNow(OpContext* ctx, PeerAddr peer, const void* buf, size_t len, void* desc) {
+  Deferred d{OpKind::kSend, ctx, peer, const_cast<void*>(buf), len, desc, 0, 0};
+  d.ctx->kind = d.kind;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (deferred_per_peer_.count(peer) != 0)
+      return Status::NoSpace("the peer cannot take a message now (operations queued)");
+  }
+  ssize_t ret = Post(d);
+  if (ret == 0) {
+    WakeIfNotWaiter();
+    return Status::Ok();
+  }
+  if (ret == -FI_EAGAIN) return Status::NoSpace("the peer cannot take a message now (FI_EAGAIN)");
+  return Status::Unavailable(FabricError("post", static_cast<int>(ret)));
+}
+
 Status Fabric::Read(OpContext* ctx, PeerAddr peer, void* buf, size_t len, void* desc,
                     uint64_t raddr, uint64_t rkey) {
   return PostOrDefer({OpKind::kRead, ctx, peer, buf, len, desc, raddr, rkey});
