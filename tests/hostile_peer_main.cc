@@ -2,7 +2,8 @@
 // docs/security.md ("unauthenticated work") by hand or under a benchmark.
 //   rpmp-hostile-peer HOST:PORT KIND COUNT
 // KIND: badaddr (0-4 byte and bad-family addresses), closedport (127.0.0.1 ports that
-// nothing listens on), junk (this peer's address with junk padding), mixed (all three).
+// nothing listens on), junk (this peer's address with junk padding), mixed (all three),
+// claim=PORT (127.0.0.1:PORT, e.g. another process's listening port).
 // Prints sent=N failed=N. Tests and operators only; never part of a deployment.
 #include <cstdio>
 #include <cstdlib>
@@ -12,13 +13,15 @@
 
 int main(int argc, char** argv) {
   if (argc != 4) {
-    std::fprintf(stderr, "usage: rpmp-hostile-peer HOST:PORT badaddr|closedport|junk|mixed COUNT\n");
+    std::fprintf(stderr, "usage: rpmp-hostile-peer HOST:PORT badaddr|closedport|junk|mixed|claim=PORT COUNT\n");
     return 2;
   }
   std::string kind = argv[2];
   long count = std::atol(argv[3]);
-  if (count <= 0 || (kind != "badaddr" && kind != "closedport" && kind != "junk" && kind != "mixed")) {
-    std::fprintf(stderr, "usage: rpmp-hostile-peer HOST:PORT badaddr|closedport|junk|mixed COUNT\n");
+  int claim = kind.rfind("claim=", 0) == 0 ? std::atoi(kind.c_str() + 6) : 0;
+  if (count <= 0 || (kind != "badaddr" && kind != "closedport" && kind != "junk" && kind != "mixed" &&
+                     (claim <= 0 || claim > 65535))) {
+    std::fprintf(stderr, "usage: rpmp-hostile-peer HOST:PORT badaddr|closedport|junk|mixed|claim=PORT COUNT\n");
     return 2;
   }
   rpmp::testing::HostilePeer peer(argv[1]);
@@ -27,7 +30,9 @@ int main(int argc, char** argv) {
   for (long i = 0; i < count; i++) {
     int which = kind == "badaddr" ? 0 : kind == "closedport" ? 1 : kind == "junk" ? 2 : static_cast<int>(i % 3);
     std::string address;
-    if (which == 0) {
+    if (claim > 0) {
+      address = rpmp::testing::InetAddress("127.0.0.1", static_cast<uint16_t>(claim));
+    } else if (which == 0) {
       address = i % 5 == 4 ? std::string(16, 'A') : std::string(static_cast<size_t>(i % 5), '\0');
     } else if (which == 1) {
       address = rpmp::testing::InetAddress("127.0.0.1", static_cast<uint16_t>(1 + i % 1000));
