@@ -8,6 +8,7 @@
 #include <sys/stat.h>
 
 #include <cstdlib>
+#include <cstdio>
 #include <fstream>
 #include <sstream>
 
@@ -68,13 +69,22 @@ bool Equal(std::string_view a, std::string_view b) {
   return a.size() == b.size() && CRYPTO_memcmp(a.data(), b.data(), a.size()) == 0;
 }
 
+namespace {
+std::string ModeString(mode_t mode) {
+  char buf[8];
+  std::snprintf(buf, sizeof(buf), "%04o", static_cast<unsigned>(mode & 07777));
+  return buf;
+}
+}  // namespace
+
 StatusOr<std::string> LoadSecretFile(const std::string& path) {
   struct stat st {};
   if (::stat(path.c_str(), &st) != 0)
     return Status::NotFound("cannot read the secret file '" + path + "'");
-  if (st.st_mode & S_IROTH)
+  if (st.st_mode & (S_IRWXG | S_IRWXO))
     return Status(StatusCode::kPermissionDenied,
-                  "the secret file '" + path + "' is readable by other users (chmod 600 it)");
+                  "the secret file '" + path + "' is open to its group or other users (mode " +
+                  ModeString(st.st_mode) + "; chmod 600 it)");
   std::ifstream in(path, std::ios::binary);
   if (!in) return Status::NotFound("cannot read the secret file '" + path + "'");
   std::stringstream ss;

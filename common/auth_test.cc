@@ -34,6 +34,16 @@ TEST_CASE("auth: secret files must be private and long enough") {
   CHECK(*LoadSecretFile(path) == "a-long-enough-secret");
   chmod(path.c_str(), 0644);
   CHECK(LoadSecretFile(path).status().code() == StatusCode::kPermissionDenied);
+  // Group access is refused too (0640 was accepted: only "others" bits were checked).
+  for (mode_t mode : {0640, 0620, 0610, 0604, 0602, 0660}) {
+    chmod(path.c_str(), mode);
+    INFO("mode " << std::oct << mode);
+    CHECK(LoadSecretFile(path).status().code() == StatusCode::kPermissionDenied);
+  }
+  CHECK(LoadSecretFile(path).status().message().find("0660") != std::string::npos);
+  chmod(path.c_str(), 0400);
+  CHECK(LoadSecretFile(path).ok());
+  chmod(path.c_str(), 0600);
   std::ofstream(path) << "short\n";
   chmod(path.c_str(), 0600);
   CHECK(LoadSecretFile(path).status().code() == StatusCode::kInvalidArgument);

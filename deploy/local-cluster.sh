@@ -8,7 +8,8 @@
 #   etcd client BASE, etcd peer BASE+1, proxies BASE+10 and BASE+11,
 #   servers BASE+20, BASE+21, BASE+22; Prometheus metrics (http://HOST:PORT/metrics)
 #   of the proxies on BASE+40, BASE+41 and of the servers on BASE+30, BASE+31, BASE+32.
-# State, logs and pid files live in RPMP_RUN_DIR (default /tmp/rpmp-cluster); pools
+# State, logs and pid files live in RPMP_RUN_DIR (default /tmp/rpmp-cluster, mode 0700,
+# files 0600); pools
 # are /dev/shm/rpmp-cluster-BASE-N.pool (RPMP_POOL_SIZE, default 512m), kept across
 # stop/start so servers come back with their id and data ("stop --wipe" removes them).
 # RPMP_PREFAULT=1 starts the servers with --prefault (every pool page mapped at start:
@@ -27,6 +28,9 @@
 # `start --insecure` (or RPMP_INSECURE=1) starts everything without a secret or TLS
 # (loopback, protected mode); `start --tls` is the default, spelled out.
 set -euo pipefail
+# Logs, pid files, the secret and pools are the operator's alone (0600 files in a
+# 0700 RUN directory): logs name clients and namespaces (docs/security.md).
+umask 077
 
 here="$(cd "$(dirname "$0")" && pwd)"
 BIN="${RPMP_BIN_DIR:-$here/../build/bin}"
@@ -92,6 +96,8 @@ start() {
   for b in rpmp-server rpmp-proxy rpmpctl; do [ -x "$BIN/$b" ] || die "$BIN/$b missing: build first (or set RPMP_BIN_DIR)"; done
   command -v etcd >/dev/null || die "etcd not found (Debian package etcd-server)"
   mkdir -p "$RUN"
+  chmod 700 "$RUN"
+  chmod 600 "$RUN"/*.log 2>/dev/null || true  # left by an older script
   local auth=() etcd_tls=() proxy_tls=() scheme=http curl_tls=()
   if secured; then
     command -v openssl >/dev/null || die "openssl not found (needed to generate the cluster secret and certificates)"

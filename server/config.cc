@@ -82,7 +82,7 @@ const char* ServerUsage() {
          "                   [--provider tcp;ofi_rxm|verbs;ofi_rxm|shm] [--segment-size SIZE]\n"
          "                   [--proxy HOST:PORT[,HOST:PORT]] [--replication-timeout DURATION]\n"
          "                   [--auth-secret-file FILE] [--insecure] [--metrics-listen HOST:PORT]\n"
-         "                   [--busy-poll] [--prefault] [--rma-timeout DURATION]\n"
+         "                   [--busy-poll] [--prefault] [--rma-timeout DURATION] [--hello-timeout DURATION]\n"
          "                   [--compaction-threshold FRACTION|off] [--compaction-rate SIZE]\n"
          "                   [--compaction-grace DURATION]\n"
          "                   [--tls-ca FILE --tls-cert FILE --tls-key FILE]\n"
@@ -134,6 +134,10 @@ Status LoadServerConfigFile(const std::string& path, ServerConfig* c) {
       else if (k == "tls_cert_file") c->tls_cert_file = v.as<std::string>();
       else if (k == "tls_key_file") c->tls_key_file = v.as<std::string>();
       else if (k == "max_sessions_per_address") c->max_sessions_per_address = v.as<uint32_t>();
+      else if (k == "max_sessions") c->max_sessions = v.as<uint32_t>();
+      else if (k == "max_pending_hellos") c->max_pending_hellos = v.as<uint32_t>();
+      else if (k == "hello_rate_per_address") c->hello_rate_per_address = v.as<uint32_t>();
+      else if (k == "hello_timeout") { RPMP_ASSIGN_OR_RETURN(c->hello_timeout, ParseDuration(v.as<std::string>())); }
       else if (k == "session_idle_timeout") { RPMP_ASSIGN_OR_RETURN(c->session_idle_timeout, ParseDuration(v.as<std::string>())); }
       else if (k == "rma_timeout") { RPMP_ASSIGN_OR_RETURN(c->rma_timeout, ParseDuration(v.as<std::string>())); }
       else if (k == "metrics_listen") c->metrics_listen = v.as<std::string>();
@@ -176,6 +180,10 @@ Status ValidateServerConfig(const ServerConfig& c) {
     return Status::InvalidArgument("max_inflight_per_client and commit_threads (1-64) must be positive");
   for (const std::string& p : c.proxies) RPMP_RETURN_IF_ERROR(ParseHostPort(p).status().Annotate("--proxy"));
   if (c.max_sessions_per_address < 1) return Status::InvalidArgument("max_sessions_per_address must be positive");
+  if (c.max_sessions < 1) return Status::InvalidArgument("max_sessions must be positive");
+  if (c.hello_rate_per_address < 1) return Status::InvalidArgument("hello_rate_per_address must be positive");
+  if (c.hello_timeout < std::chrono::milliseconds(100))
+    return Status::InvalidArgument("hello_timeout must be at least 100ms");
   if (c.rma_timeout < std::chrono::milliseconds(100))
     return Status::InvalidArgument("rma_timeout must be at least 100ms");
   if (c.auth_secret_file.empty() && !c.insecure && !IsLoopbackHost(ParseHostPort(c.listen)->host))
@@ -236,6 +244,7 @@ StatusOr<ServerConfig> LoadServerConfig(int argc, char** argv) {
     else if (f == "--compaction-grace") { RPMP_ASSIGN_OR_RETURN(c.compaction_grace, ParseDuration(v)); }
     else if (f == "--replication-timeout") { RPMP_ASSIGN_OR_RETURN(c.replication_timeout, ParseDuration(v)); }
     else if (f == "--rma-timeout") { RPMP_ASSIGN_OR_RETURN(c.rma_timeout, ParseDuration(v)); }
+    else if (f == "--hello-timeout") { RPMP_ASSIGN_OR_RETURN(c.hello_timeout, ParseDuration(v)); }
     else if (f == "--pool" || f == "--capacity-pool") {
       if (!pools_from_flags) c.pools.clear();
       pools_from_flags = true;

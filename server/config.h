@@ -46,7 +46,18 @@ struct ServerConfig {
   // Empty = $RPMP_TLS_DIR if set, else plaintext (proto/proxy_credentials.h).
   std::string tls_ca_file, tls_cert_file, tls_key_file;
   uint32_t max_sessions_per_address = 64;
+  // All sessions at once: each holds a provider connection (a socket), so this is
+  // also the bound on connections that said HELLO and then went idle.
+  uint32_t max_sessions = 4096;
   std::chrono::milliseconds session_idle_timeout{3600 * 1000};
+  // Unauthenticated work (docs/security.md): a reply to a HELLO not handed to the
+  // provider within hello_timeout is withdrawn and its slot and address entry freed;
+  // at most max_pending_hellos HELLO replies are in flight at once (0 = a quarter of
+  // recv_slots, at most 64); at most hello_rate_per_address HELLOs per second are
+  // answered per claimed client address.
+  std::chrono::milliseconds hello_timeout{2000};
+  uint32_t max_pending_hellos = 0;
+  uint32_t hello_rate_per_address = 20;
   // A server-initiated RMA (reading a put's payload from the client, writing a get's
   // records into it) not complete after this long: the client's session is dropped
   // and the request's slot serves others again (docs/security.md). The client's own

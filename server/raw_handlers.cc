@@ -18,7 +18,10 @@ void Server::HandleRaw(Slot* s) {
       StatusOr<RawAddress> a = store_->Alloc(q.length);
       if (!a.ok()) return ReplyError(s, a.status());
       StatusOr<char*> p = store_->ResolveRaw(*a, q.length);
-      if (!p.ok()) return ReplyError(s, p.status());
+      if (!p.ok()) {  // never leak what was just allocated
+        (void)store_->Free(*a);
+        return ReplyError(s, p.status());
+      }
       raw_owners_.Claim(*a, q.length, q.h.session);
       r.pool = a->pool;
       r.offset = a->offset;

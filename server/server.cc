@@ -2,6 +2,7 @@
 // The per-op request handlers are in handlers.cc.
 #include "server/server.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cstring>
 
@@ -61,7 +62,11 @@ Status Server::Setup() {
   // as it has a reply, before this server has seen that reply's send complete.
   limits.max_inflight = 2 * config_.max_inflight_per_client;
   limits.idle_timeout = config_.session_idle_timeout;
+  limits.max_sessions = config_.max_sessions;
   sessions_ = std::make_unique<SessionTable>(fabric_.get(), limits);
+  uint32_t max_pending = config_.max_pending_hellos;
+  if (max_pending == 0) max_pending = std::clamp<uint32_t>(config_.recv_slots / 4, 1, 64);
+  hello_guard_ = std::make_unique<HelloGuard>(max_pending, config_.hello_rate_per_address);
   if (!fabric_->reports_source())
     RPMP_LOG_WARN("provider %s does not report senders: sessions are bound by id and tag only",
                   fabric_->traits().name);
@@ -113,6 +118,13 @@ void Server::RegisterMetrics() {
                   [this] { return static_cast<double>(slots_.size()); });
   r->AddGaugeFunc("rpmp_server_sessions", "Client sessions (peers that said hello).", "",
                   [this] { return static_cast<double>(session_count_.load()); });
+  r->AddCounterFunc("rpmp_server_hellos_dropped_total",
+                    "HELLOs dropped unanswered: bad address, over the per-address rate or the "
+                    "pending cap, or naming a known address from another sender.", "",
+                    read(hellos_dropped_));
+  r->AddCounterFunc("rpmp_server_hellos_withdrawn_total",
+                    "HELLO replies withdrawn after hello_timeout (slot and address freed).", "",
+                    read(hellos_withdrawn_));
   r->AddCounterFunc("rpmp_server_rma_timeouts_total",
                     "Transfers with a client abandoned after rma_timeout (session dropped).", "",
                     read(rma_timeouts_));
@@ -168,6 +180,7 @@ void Server::ProgressLoop() {
     for (int i = 0; i < n; i++) OnCompletion(comps[i]);
     ExpireSessions();
     ExpireRma();
+    ExpireHellos();
     if (Draining() && !draining) {
       draining = true;
       drain_deadline = std::chrono::steady_clock::now() + config_.drain_timeout;
@@ -236,7 +249,7 @@ void Server::OnRequest(Slot* s, size_t len, PeerAddr src) {
     return;
   }
   if (s->req.h.op == wire::Op::kHello) {
-    HandleHello(s);
+    HandleHello(s, src);
     return;
   }
   if (!AdmitRequest(s, src)) return;
@@ -301,6 +314,19 @@ void Server::Reply(Slot* s) {
       session_count_.store(sessions_->size(), std::memory_order_relaxed);
     }
   }
+  if (s->hello_unverified) {
+    // A HELLO from an address the server had no entry for: an honest client's HELLO
+    // came over a connection from that address, so the reply can go at once. If it
+    // cannot, nothing connects to the claimed address: the reply is dropped.
+    Status now = fabric_->SendNow(&s->send_op.op, s->peer, s->send_buf, len, s->desc);
+    if (!now.ok()) {
+      hellos_withdrawn_.fetch_add(1, std::memory_order_relaxed);
+      RPMP_LOG_DEBUG("hello reply not sent (no connection from the claimed address): %s",
+                     now.ToString().c_str());
+      Recycle(s);
+    }
+    return;
+  }
   Status st = fabric_->Send(&s->send_op.op, s->peer, s->send_buf, len, s->desc);
   if (!st.ok()) Recycle(s);
 }
@@ -315,7 +341,7 @@ void Server::ReplyError(Slot* s, const Status& st) {
 void Server::Recycle(Slot* s) {
   if (s->reservation.valid()) store_->Abort(&s->reservation);
   if (s->raw_pinned) raw_owners_.Unpin(s->raw_at);
-  if (s->counted_session != 0 || !s->peer_hold.empty()) ReleaseSessionHold(s);
+  if (s->counted_session != 0 || !s->peer_hold.empty() || s->hello_pending) ReleaseSessionHold(s);
   s->Clear();
   busy_slots_.fetch_sub(1);
   Status st = fabric_->PostRecv(&s->recv_op.op, s->recv_buf, wire::kMaxFrame, s->desc);

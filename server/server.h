@@ -27,6 +27,7 @@
 #include "server/config.h"
 #include "server/raw_owners.h"
 #include "server/segment_keys.h"
+#include "server/hello_guard.h"
 #include "server/sessions.h"
 #include "server/server_metrics.h"
 #include "server/store/store.h"
@@ -91,7 +92,13 @@ class Server {
   void Dispatch(Slot* s);
   bool Draining() const { return shutdown_.load(std::memory_order_relaxed); }
 
-  void HandleHello(Slot* s);  // session_check.cc
+  void HandleHello(Slot* s, PeerAddr src);  // session_check.cc
+  // Withdraws HELLO replies the provider has not taken within hello_timeout, freeing
+  // their slots and address entries (session_check.cc).
+  void ExpireHellos();
+  // Makes room for one more HELLO reply: withdraws the oldest pending one the
+  // provider has not taken (session_check.cc).
+  void WithdrawOldestHello();
   // handlers.cc
   void HandleWrite(Slot* s);
   void HandleGet(Slot* s);
@@ -131,6 +138,9 @@ class Server {
   std::chrono::steady_clock::time_point next_expiry_{};  // progress thread only
   RawOwners raw_owners_;  // who may touch which raw allocation (raw_handlers.cc)
   std::chrono::steady_clock::time_point next_rma_scan_{};  // progress thread only
+  std::unique_ptr<HelloGuard> hello_guard_;  // under sessions_mu_ (hello_guard.h)
+  std::chrono::steady_clock::time_point next_hello_scan_{};  // progress thread only
+  std::atomic<uint64_t> hellos_dropped_{0}, hellos_withdrawn_{0};
   std::unordered_map<Slot*, std::unique_ptr<Slot>> abandoned_;  // progress thread only
   std::unordered_map<PeerAddr, uint32_t> stalled_peers_;  // abandoned transfers per peer (same)
   std::atomic<uint64_t> rma_timeouts_{0};

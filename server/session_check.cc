@@ -11,22 +11,63 @@
 
 namespace rpmp {
 
-void Server::HandleHello(Slot* s) {
+void Server::HandleHello(Slot* s, PeerAddr src) {
   const wire::Request& q = s->req;
   bool auth = (q.h.flags & wire::kFlagAuth) != 0;
   auto now = std::chrono::steady_clock::now();
+  // Nothing of a HELLO reaches the address vector before its address is checked, and
+  // from here on only its canonical form is used (per-address limits, challenges).
+  StatusOr<std::string> address = fabric_->CanonicalPeer(q.fabric_address);
+  if (address.ok()) {
+    bool full;
+    {
+      std::lock_guard<std::mutex> guard_lock(sessions_mu_);
+      full = hello_guard_->full();
+    }
+    if (full) WithdrawOldestHello();
+  }
   std::unique_lock<std::mutex> lock(sessions_mu_);
-  StatusOr<PeerAddr> peer = sessions_->AcquirePeer(q.fabric_address);
+  const char* refused = nullptr;
+  PeerAddr known = FI_ADDR_NOTAVAIL;
+  bool in_av = address.ok() && sessions_->FindPeer(*address, &known);
+  if (!address.ok()) {
+    refused = "an unusable address";
+  } else if (fabric_->reports_source() && in_av && known != src) {
+    // The address is in the AV, so a frame really sent from it would name it as its
+    // source: this HELLO names someone else's address. Never send to it on its behalf.
+    refused = "the address of another peer";
+  } else if (!hello_guard_->Admit(*address, fabric_->reports_source() && in_av, now)) {
+    refused = "no room (hello rate per address or pending HELLO replies at their limit)";
+  }
+  if (refused != nullptr) {
+    bool warn = hello_guard_->WarnNow(now);
+    lock.unlock();
+    hellos_dropped_.fetch_add(1, std::memory_order_relaxed);
+    std::string why = address.ok() ? "" : ": " + address.status().message();
+    if (warn) {
+      RPMP_LOG_WARN("hello with %s from '%.*s'%s, dropped (further ones this second at debug level)",
+                    refused, static_cast<int>(std::min<size_t>(q.client_name.size(), 64)),
+                    q.client_name.data(), why.c_str());
+    } else {
+      RPMP_LOG_DEBUG("hello with %s dropped%s", refused, why.c_str());
+    }
+    Recycle(s);  // nobody to answer
+    return;
+  }
+  s->hello_pending = true;  // counted by the guard until Recycle
+  s->hello_unverified = !in_av;
+  s->hello_deadline = now + config_.hello_timeout;
+  StatusOr<PeerAddr> peer = sessions_->AcquirePeer(*address);
   if (!peer.ok()) {
     lock.unlock();
-    RPMP_LOG_WARN("hello with an unusable address from '%.*s'",
-                  static_cast<int>(q.client_name.size()), q.client_name.data());
-    Recycle(s);  // nobody to answer
+    hellos_dropped_.fetch_add(1, std::memory_order_relaxed);
+    RPMP_LOG_DEBUG("hello address refused by the fabric: %s", peer.status().ToString().c_str());
+    Recycle(s);
     return;
   }
   s->peer = *peer;
   s->has_peer = true;
-  s->peer_hold = std::string(q.fabric_address);  // until the reply is sent, unless a session takes it
+  s->peer_hold = *address;  // until the reply is sent, unless a session takes it
   if (!secret_.empty()) {
     if (!auth) {
       lock.unlock();
@@ -35,12 +76,12 @@ void Server::HandleHello(Slot* s) {
                                   "cluster secret (RPMP_SECRET_FILE, spark.rpmp.auth.secret)"));
     }
     if (q.server_nonce.empty()) {  // step 1: a challenge, no session yet
-      s->resp.challenge = sessions_->NewChallenge(q.fabric_address, now);
+      s->resp.challenge = sessions_->NewChallenge(*address, now);
       s->resp.h.flags = wire::kFlagAuth;
       lock.unlock();
       return Reply(s);
     }
-    bool fresh = sessions_->TakeChallenge(q.server_nonce, q.fabric_address, now);
+    bool fresh = sessions_->TakeChallenge(q.server_nonce, *address, now);
     if (!fresh || q.client_nonce.size() != auth::kNonceSize ||
         !auth::Equal(q.proof, auth::ClientProof(secret_, q.server_nonce, q.client_nonce,
                                                 q.fabric_address))) {
@@ -55,7 +96,7 @@ void Server::HandleHello(Slot* s) {
   }
   // Legacy clients (no kFlagAuth) of a server without a secret get tag 0.
   uint64_t tag = auth ? auth::RandomTag48() : 0;
-  StatusOr<uint32_t> id = sessions_->Create(q.fabric_address, *peer, tag);
+  StatusOr<uint32_t> id = sessions_->Create(*address, *peer, tag);
   if (!id.ok()) {
     lock.unlock();
     return ReplyError(s, id.status());
@@ -132,6 +173,46 @@ void Server::ReleaseSessionHold(Slot* s) {
     if (session != nullptr && session->dropped && session->inflight == 0) sessions_->End(s->counted_session);
   }
   if (!s->peer_hold.empty()) sessions_->ReleasePeer(s->peer_hold);
+  if (s->hello_pending) {  // written only here and in HandleHello: progress thread
+    hello_guard_->Done();
+    s->hello_pending = false;
+    s->hello_unverified = false;
+  }
+}
+
+void Server::WithdrawOldestHello() {
+  std::vector<Slot*> pending;
+  for (const std::unique_ptr<Slot>& s : slots_)
+    if (s->hello_pending) pending.push_back(s.get());
+  std::sort(pending.begin(), pending.end(),
+            [](const Slot* a, const Slot* b) { return a->hello_deadline < b->hello_deadline; });
+  for (Slot* s : pending) {
+    if (!fabric_->CancelDeferred(&s->send_op.op)) continue;  // the provider has it
+    hellos_withdrawn_.fetch_add(1, std::memory_order_relaxed);
+    Recycle(s);
+    return;
+  }
+}
+
+void Server::ExpireHellos() {
+  auto now = std::chrono::steady_clock::now();
+  if (now < next_hello_scan_) return;
+  next_hello_scan_ = now + std::chrono::milliseconds(100);
+  {
+    std::lock_guard<std::mutex> lock(sessions_mu_);
+    if (hello_guard_->pending() == 0) return;
+  }
+  for (const std::unique_ptr<Slot>& s : slots_) {
+    if (!s->hello_pending || s->hello_deadline > now) continue;
+    // A reply still queued (the provider cannot reach the claimed address) is taken
+    // back; one the provider has taken completes on its own (small sends are copied).
+    s->hello_deadline = std::chrono::steady_clock::time_point::max();
+    if (!fabric_->CancelDeferred(&s->send_op.op)) continue;
+    hellos_withdrawn_.fetch_add(1, std::memory_order_relaxed);
+    RPMP_LOG_DEBUG("hello reply not delivered within %lld ms: withdrawn",
+                   static_cast<long long>(config_.hello_timeout.count()));
+    Recycle(s.get());  // releases the address entry and the guard's count
+  }
 }
 
 void Server::EndSession(Slot* s, uint32_t id) {

@@ -32,7 +32,17 @@ bool SessionTable::KnowsPeer(PeerAddr peer) const {
   return false;
 }
 
+bool SessionTable::FindPeer(std::string_view address, PeerAddr* peer) const {
+  auto it = peers_.find(std::string(address));
+  if (it == peers_.end()) return false;
+  *peer = it->second.peer;
+  return true;
+}
+
 StatusOr<uint32_t> SessionTable::Create(std::string_view address, PeerAddr peer, uint64_t tag) {
+  if (sessions_.size() >= limits_.max_sessions)
+    return Status::NoSpace("this server has its maximum of " + std::to_string(limits_.max_sessions) +
+                           " sessions (max_sessions); retry later");
   PeerRef& ref = peers_[std::string(address)];
   if (ref.sessions >= limits_.max_per_address)
     return Status::NoSpace("too many sessions from this client address (" +

@@ -25,6 +25,7 @@ namespace rpmp {
 
 struct SessionLimits {
   uint32_t max_per_address = 64;
+  uint32_t max_sessions = 4096;
   uint32_t max_inflight = 64;
   std::chrono::milliseconds idle_timeout{3600 * 1000};
   size_t max_challenges = 4096;
@@ -53,9 +54,12 @@ class SessionTable {
   // True while `peer` is an AV entry some session or challenge holds (replying to
   // anything else would use a removed entry). Linear in the number of addresses.
   bool KnowsPeer(PeerAddr peer) const;
+  // The AV entry of `address` when some session or challenge holds it.
+  bool FindPeer(std::string_view address, PeerAddr* peer) const;
 
   // A new session for `address`, taking over one AV reference the caller acquired.
-  // ResourceExhausted when the address already has max_per_address sessions.
+  // ResourceExhausted when the address already has max_per_address sessions, or the
+  // server max_sessions. `address` is canonical (Fabric::CanonicalPeer).
   StatusOr<uint32_t> Create(std::string_view address, PeerAddr peer, uint64_t tag);
   Session* Find(uint32_t id);
   // Ends a session (BYE, expiry): releases its AV reference. False when unknown.

@@ -38,6 +38,16 @@ struct Slot {
   RawAddress raw_at;
   uint32_t counted_session = 0;  // its in-flight count includes this request
   std::string peer_hold;         // an AV reference (by address) kept until the reply is sent
+  // A HELLO being answered (counted in Server::hello_guard_): its reply is withdrawn
+  // at hello_deadline if the provider has not taken it (Server::ExpireHellos).
+  // Progress thread only (HELLO slots never reach a commit thread); Clear() leaves it
+  // alone, ReleaseSessionHold resets it.
+  bool hello_pending = false;
+  // Its address had no AV entry before this HELLO: the reply goes out only if the
+  // provider can send it at once (over the connection the HELLO came by), never by
+  // opening a connection to the claimed address (Server::Reply).
+  bool hello_unverified = false;
+  std::chrono::steady_clock::time_point hello_deadline;
   size_t rma_pending = 0;
   Status rma_status;
   // When the slot's RMA in flight is abandoned (Server::WatchRma / ExpireRma); max()

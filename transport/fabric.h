@@ -116,20 +116,35 @@ class Fabric {
   std::string LocalAddress() const;
   // "127.0.0.1:7000" of this endpoint, for logs.
   std::string LocalAddressString() const;
-  // Makes a peer addressable from its opaque address bytes.
+  // `address` checked and in canonical form (transport/peer_address.h); InvalidArgument
+  // for bytes that must never reach the address vector.
+  StatusOr<std::string> CanonicalPeer(std::string_view address) const;
+  // Makes a peer addressable from its address bytes (checked by CanonicalPeer first).
   StatusOr<PeerAddr> InsertPeer(std::string_view address);
   // Makes a peer addressable from host and port (resolved by the provider).
   StatusOr<PeerAddr> InsertPeer(const std::string& host, const std::string& port);
+  // Removes a peer; operations still queued for it (never posted) complete with an
+  // error through Poll.
   void RemovePeer(PeerAddr peer);
 
   Status PostRecv(OpContext* ctx, void* buf, size_t len, void* desc);
   Status Send(OpContext* ctx, PeerAddr peer, const void* buf, size_t len, void* desc);
+  // A send that is never queued: ResourceExhausted (nothing posted, no completion)
+  // when the provider cannot take it at once. With connection-based providers
+  // (tcp;ofi_rxm) that is the case for an address with no connection yet, which is
+  // how the server avoids connecting to an address a HELLO merely claims.
+  Status SendNow(OpContext* ctx, PeerAddr peer, const void* buf, size_t len, void* desc);
   // RMA read of the peer's [raddr, raddr+len) under rkey into local buf.
   Status Read(OpContext* ctx, PeerAddr peer, void* buf, size_t len, void* desc, uint64_t raddr,
               uint64_t rkey);
   // RMA write of local buf into the peer's [raddr, raddr+len).
   Status Write(OpContext* ctx, PeerAddr peer, const void* buf, size_t len, void* desc,
                uint64_t raddr, uint64_t rkey);
+
+  // Takes back an operation still waiting in this Fabric's queue (the provider said
+  // FI_EAGAIN and it was never posted): true when it was there; its context is free
+  // again and no completion will come. False when the provider owns it (or it ended).
+  bool CancelDeferred(OpContext* ctx);
 
   // Drives progress and returns up to `max` completions (0 when none) without blocking.
   int Poll(Completion* out, int max);
@@ -174,6 +189,7 @@ class Fabric {
   fid_ep* ep_ = nullptr;
   uint64_t mr_mode_ = 0;
   bool source_ = false;
+  int local_family_ = 0;  // sa_family of this endpoint's own address (sockaddr formats)
   int wait_fd_ = -1;
   int event_fd_ = -1;                      // kicks the waiting thread
   std::atomic<std::thread::id> waiter_{};  // the thread that calls Wait()

@@ -58,6 +58,18 @@ Status Fabric::PostOrDefer(const Deferred& d) {
   return Status::Unavailable(FabricError("post", static_cast<int>(ret)));
 }
 
+bool Fabric::CancelDeferred(OpContext* ctx) {
+  std::lock_guard<std::mutex> lock(mu_);
+  for (auto it = deferred_.begin(); it != deferred_.end(); ++it) {
+    if (it->ctx != ctx) continue;
+    auto n = deferred_per_peer_.find(it->peer);
+    if (n != deferred_per_peer_.end() && --n->second == 0) deferred_per_peer_.erase(n);
+    deferred_.erase(it);
+    return true;
+  }
+  return false;
+}
+
 void Fabric::RetryDeferred() {
   std::lock_guard<std::mutex> lock(mu_);
   if (deferred_.empty()) return;
@@ -91,6 +103,23 @@ Status Fabric::PostRecv(OpContext* ctx, void* buf, size_t len, void* desc) {
 
 Status Fabric::Send(OpContext* ctx, PeerAddr peer, const void* buf, size_t len, void* desc) {
   return PostOrDefer({OpKind::kSend, ctx, peer, const_cast<void*>(buf), len, desc, 0, 0});
+}
+
+Status Fabric::SendNow(OpContext* ctx, PeerAddr peer, const void* buf, size_t len, void* desc) {
+  Deferred d{OpKind::kSend, ctx, peer, const_cast<void*>(buf), len, desc, 0, 0};
+  d.ctx->kind = d.kind;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (deferred_per_peer_.count(peer) != 0)
+      return Status::NoSpace("the peer cannot take a message now (operations queued)");
+  }
+  ssize_t ret = Post(d);
+  if (ret == 0) {
+    WakeIfNotWaiter();
+    return Status::Ok();
+  }
+  if (ret == -FI_EAGAIN) return Status::NoSpace("the peer cannot take a message now (FI_EAGAIN)");
+  return Status::Unavailable(FabricError("post", static_cast<int>(ret)));
 }
 
 Status Fabric::Read(OpContext* ctx, PeerAddr peer, void* buf, size_t len, void* desc,

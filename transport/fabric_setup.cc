@@ -2,6 +2,7 @@
 // Slow path only; see fabric_datapath.cc for posting and polling.
 #include <netdb.h>
 #include <sys/eventfd.h>
+#include <sys/socket.h>
 #include <sys/random.h>
 #include <unistd.h>
 #include <rdma/fi_cm.h>
@@ -13,6 +14,7 @@
 
 #include "common/log.h"
 #include "transport/fabric.h"
+#include "transport/peer_address.h"
 
 namespace rpmp {
 namespace {
@@ -115,6 +117,9 @@ Status Fabric::OpenResources(const FabricOptions& o) {
     wait_fd_ = -1;  // the provider cannot block: Wait() polls instead
   }
   if (wait_fd_ >= 0) event_fd_ = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+  std::string own = LocalAddress();
+  if (own.size() >= sizeof(sa_family_t))
+    local_family_ = reinterpret_cast<const sockaddr*>(own.data())->sa_family;
   RPMP_LOG_DEBUG("fabric %s open at %s, mr_mode=0x%lx", traits_->name,
                  LocalAddressString().c_str(), static_cast<unsigned long>(mr_mode_));
   return Status::Ok();
@@ -171,9 +176,15 @@ std::string Fabric::LocalAddressString() const {
   return std::string(buf);
 }
 
+StatusOr<std::string> Fabric::CanonicalPeer(std::string_view address) const {
+  return CanonicalPeerAddress(info_->addr_format, local_family_, address);
+}
+
 StatusOr<PeerAddr> Fabric::InsertPeer(std::string_view address) {
+  // Never hand libfabric bytes it cannot take: a bad family breaks its whole AV.
+  RPMP_ASSIGN_OR_RETURN(std::string canonical, CanonicalPeer(address));
   fi_addr_t addr = FI_ADDR_NOTAVAIL;
-  int n = fi_av_insert(av_, address.data(), 1, &addr, 0, nullptr);
+  int n = fi_av_insert(av_, canonical.data(), 1, &addr, 0, nullptr);
   if (n != 1) return Status::InvalidArgument("peer address rejected by the fabric");
   return addr;
 }
@@ -193,6 +204,26 @@ StatusOr<PeerAddr> Fabric::InsertPeer(const std::string& host, const std::string
   return peer;
 }
 
-void Fabric::RemovePeer(PeerAddr peer) { fi_av_remove(av_, &peer, 1, 0); }
+void Fabric::RemovePeer(PeerAddr peer) {
+  {
+    // Operations still queued for the peer (the provider said FI_EAGAIN) would later be
+    // posted to a removed entry (libfabric crashes) or to whoever gets the entry next:
+    // they fail now instead, reported by Poll like any failed operation.
+    std::lock_guard<std::mutex> lock(mu_);
+    for (auto it = deferred_.begin(); it != deferred_.end();) {
+      if (it->peer != peer) {
+        ++it;
+        continue;
+      }
+      Completion c;
+      c.ctx = it->ctx;
+      c.status = Status::Unavailable("peer removed before the operation could be posted");
+      failed_.push_back(c);
+      it = deferred_.erase(it);
+    }
+    deferred_per_peer_.erase(peer);
+  }
+  fi_av_remove(av_, &peer, 1, 0);
+}
 
 }  // namespace rpmp

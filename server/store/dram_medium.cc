@@ -25,6 +25,8 @@ DramMedium::~DramMedium() { std::free(base_); }
 
 StatusOr<uint64_t> DramMedium::Allocate(uint32_t type, uint64_t size, const void* header,
                                         uint64_t header_len) {
+  if (size > capacity_)  // before AlignUp, which would wrap near 2^64
+    return Status::NoSpace("dram medium cannot hold an object of " + std::to_string(size) + " bytes");
   uint64_t want = store_format::AlignUp(size);
   std::lock_guard<std::mutex> lock(mu_);
   if (std::optional<uint64_t> offset = free_.Take(want)) {

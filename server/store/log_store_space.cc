@@ -229,6 +229,13 @@ void LogStore::ReclaimNamespace(Namespace* ns) {
 
 StatusOr<RawAddress> LogStore::Alloc(uint64_t size) {
   if (size == 0) return Status::InvalidArgument("raw allocation of 0 bytes");
+  // Checked before any arithmetic: kRawHeaderSize + size must not wrap (a client
+  // chooses size), and nothing larger than the largest pool can be had anyway.
+  uint64_t largest = 0;
+  for (const auto& pool : pools_) largest = std::max(largest, pool->medium->capacity());
+  if (largest <= fmt::kRawHeaderSize || size > largest - fmt::kRawHeaderSize)
+    return Status::NoSpace("raw allocation of " + std::to_string(size) +
+                           " bytes is larger than any pool (" + std::to_string(largest) + " bytes)");
   fmt::RawHeader h{};
   h.magic = fmt::kRawMagic;
   h.size = size;

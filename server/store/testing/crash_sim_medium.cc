@@ -96,6 +96,8 @@ void CrashSimMedium::MakeDurable(uint64_t offset, uint64_t len) {
 StatusOr<uint64_t> CrashSimMedium::Allocate(uint32_t type, uint64_t size, const void* header,
                                             uint64_t header_len) {
   uint64_t extra = pmdk_offsets_ ? kPmdkHeader : 0;
+  if (size > capacity_)  // before the arithmetic below, which would wrap near 2^64
+    return Status::NoSpace("medium cannot hold an object of " + std::to_string(size) + " bytes");
   uint64_t want = store_format::AlignUp(size + extra);
   std::lock_guard<std::mutex> lock(mu_);
   if (std::optional<uint64_t> taken = free_.Take(want)) {

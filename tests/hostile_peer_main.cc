@@ -1,0 +1,47 @@
+// rpmp-hostile-peer: fires hostile HELLOs at an rpmp-server, for trying the defences of
+// docs/security.md ("unauthenticated work") by hand or under a benchmark.
+//   rpmp-hostile-peer HOST:PORT KIND COUNT
+// KIND: badaddr (0-4 byte and bad-family addresses), closedport (127.0.0.1 ports that
+// nothing listens on), junk (this peer's address with junk padding), mixed (all three),
+// claim=PORT (127.0.0.1:PORT, e.g. another process's listening port).
+// Prints sent=N failed=N. Tests and operators only; never part of a deployment.
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+
+#include "tests/hostile_peer.h"
+
+int main(int argc, char** argv) {
+  if (argc != 4) {
+    std::fprintf(stderr, "usage: rpmp-hostile-peer HOST:PORT badaddr|closedport|junk|mixed|claim=PORT COUNT\n");
+    return 2;
+  }
+  std::string kind = argv[2];
+  long count = std::atol(argv[3]);
+  int claim = kind.rfind("claim=", 0) == 0 ? std::atoi(kind.c_str() + 6) : 0;
+  if (count <= 0 || (kind != "badaddr" && kind != "closedport" && kind != "junk" && kind != "mixed" &&
+                     (claim <= 0 || claim > 65535))) {
+    std::fprintf(stderr, "usage: rpmp-hostile-peer HOST:PORT badaddr|closedport|junk|mixed|claim=PORT COUNT\n");
+    return 2;
+  }
+  rpmp::testing::HostilePeer peer(argv[1]);
+  std::string own = peer.fabric->LocalAddress();
+  long sent = 0, failed = 0;
+  for (long i = 0; i < count; i++) {
+    int which = kind == "badaddr" ? 0 : kind == "closedport" ? 1 : kind == "junk" ? 2 : static_cast<int>(i % 3);
+    std::string address;
+    if (claim > 0) {
+      address = rpmp::testing::InetAddress("127.0.0.1", static_cast<uint16_t>(claim));
+    } else if (which == 0) {
+      address = i % 5 == 4 ? std::string(16, 'A') : std::string(static_cast<size_t>(i % 5), '\0');
+    } else if (which == 1) {
+      address = rpmp::testing::InetAddress("127.0.0.1", static_cast<uint16_t>(1 + i % 1000));
+    } else {
+      address = own + std::to_string(i);
+    }
+    if (peer.fabric == nullptr) break;
+    if (peer.Fire(peer.HelloClaiming(address))) sent++; else failed++;
+  }
+  std::printf("sent=%ld failed=%ld\n", sent, failed);
+  return failed == 0 ? 0 : 1;
+}
