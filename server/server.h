@@ -90,6 +90,8 @@ class Server {
   bool Draining() const { return shutdown_.load(std::memory_order_relaxed); }
 
   void HandleHello(Slot* s);  // session_check.cc
+  // Refuses a frame AdmitRequest did not admit (sessions_mu_ held by *lock, released here).
+  void RefuseFrame(Slot* s, PeerAddr src, Session* session, std::unique_lock<std::mutex>* lock);
   // handlers.cc
   void HandleWrite(Slot* s);
   void HandleGet(Slot* s);
