@@ -27,7 +27,7 @@ struct ConfiguredServer {
     config_path = "/tmp/rpmp-session-loss-" + std::to_string(::getpid()) + "-" +
                   std::to_string(Clock::now().time_since_epoch().count()) + ".yaml";
     std::ofstream(config_path) << settings << "\n";
-    server = std::make_unique<ServerProcess>("64m", std::vector<std::string>{"--config", config_path});
+    server = std::make_unique<ServerProcess>("256m", std::vector<std::string>{"--config", config_path});
     REQUIRE(server->Start());
   }
   ~ConfiguredServer() { std::remove(config_path.c_str()); }

@@ -19,7 +19,8 @@ struct Connection::Call {
   OpContext send_op;  // first member: the fabric hands it back
   uint32_t index = 0;
   uint32_t gen = 1;
-  uint64_t tag = 0;    // the session tag the request carries (its reply echoes it)
+  uint32_t session = 0;  // the session the request names (0 for a HELLO)
+  uint64_t tag = 0;      // the session tag the request carries (its reply echoes it)
   uint64_t epoch = 0;  // the session it was sent in
   char* frame = nullptr;
   ResponseFn done;
@@ -157,6 +158,7 @@ Connection::Call* Connection::AcquireCall(ResponseFn* done, std::shared_ptr<void
   c->done = std::move(*done);
   c->keepalive = std::move(*keepalive);
   c->deadline = std::chrono::steady_clock::now() + options_.timeout;
+  c->session = session_;  // id and tag of one session, read together
   c->tag = session_tag_;
   c->epoch = epoch_;
   active_++;
@@ -173,12 +175,10 @@ bool Connection::Submit(wire::Request& req, ResponseFn done, std::shared_ptr<voi
   if (polling != nullptr) polling->Begin();
   req.h.request_id = (static_cast<uint64_t>(c->gen) << 32) | c->index;
   if (req.h.op == wire::Op::kHello) {  // names no session; its reply is taken whatever its tag
+    c->session = 0;
     c->tag = 0;
-    req.h.session = 0;
-  } else {
-    std::lock_guard<std::mutex> lock(mu_);
-    req.h.session = session_;
   }
+  req.h.session = c->session;
   req.h.session_tag = c->tag;
   size_t len = wire::EncodeRequest(req, c->frame, wire::kMaxFrame);
   if (pollers_.load() == 0) work_cv_.notify_one();  // a polling caller takes the reply itself
