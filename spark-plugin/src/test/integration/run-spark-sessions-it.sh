@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # Long-application test of sessions (issue 23, docs/security.md "How a session ends"):
-# one Spark application of 100 jobs x 3 shuffles (spark_sessions_job.py, >= 300 shuffles)
+# one Spark application of 100 queries x 3 shuffles (spark_sessions_job.py, >= 300 shuffles)
 # on a local RPMP cluster (deploy/local-cluster.sh: etcd + 2 rpmp-proxy + 3 rpmp-server)
 # with spark-submit --master local-cluster[2,1,1024], and the same application on Spark's
-# sort shuffle. Checks every job's result is the same, and from each server's metrics
+# sort shuffle (--master local[2]). Checks every job's result is the same, and from each server's metrics
 # that sessions are per JVM, not per shuffle: no client (driver, spark-executor-N) ever
 # held more than 2 sessions at once on any server, few sessions were opened in all, and
 # no HELLO was refused by max_sessions_per_address. Prints "N passed, M failed"; exits
@@ -34,8 +34,11 @@ work=$(mktemp -d /tmp/rpmp-spark-sessions-it.XXXXXX)
 source "$here/rpmp-cluster-lib.sh"
 start_rpmp_cluster "$work" "$build_dir" "$repo" "$python_bin"
 
-common=(--master "local-cluster[2,1,1024]" --driver-memory 1g
-  --conf spark.ui.enabled=false --conf spark.python.worker.reuse=true)
+common=(--driver-memory 1g
+  --conf spark.ui.enabled=false --conf spark.sql.adaptive.enabled=false
+  --conf spark.sql.shuffle.partitions=2)
+# The reference run needs no executor JVMs: same queries, same sort shuffle, less time.
+cluster=(--master "local-cluster[2,1,1024]") local=(--master "local[2]")
 rpmp=(--conf spark.shuffle.manager=io.rpmp.spark.PmofShuffleManager
   --conf "spark.rpmp.proxies=$RPMP_PROXIES" --conf spark.rpmp.replicas=2 --conf spark.rpmp.ttl=1h
   --conf spark.rpmp.fallback=fail
@@ -43,10 +46,10 @@ rpmp=(--conf spark.shuffle.manager=io.rpmp.spark.PmofShuffleManager
 
 start=$(date +%s)
 echo "== RPMP shuffle, $jobs jobs x 3 shuffles (proxies $RPMP_PROXIES)"
-"$spark_submit" "${common[@]}" "${rpmp[@]}" "$here/spark_sessions_job.py" "$work/rpmp.json" "$jobs" \
+"$spark_submit" "${cluster[@]}" "${common[@]}" "${rpmp[@]}" "$here/spark_sessions_job.py" "$work/rpmp.json" "$jobs" \
   > "$work/rpmp.log" 2>&1 || { tail -50 "$work/rpmp.log"; echo "RPMP run failed"; exit 1; }
-echo "== Spark sort shuffle"
-"$spark_submit" "${common[@]}" "$here/spark_sessions_job.py" "$work/sort.json" "$jobs" \
+echo "== Spark sort shuffle (local[2])"
+"$spark_submit" "${local[@]}" "${common[@]}" "$here/spark_sessions_job.py" "$work/sort.json" "$jobs" \
   > "$work/sort.log" 2>&1 || { tail -50 "$work/sort.log"; echo "sort run failed"; exit 1; }
 
 passed=0 failed=0

@@ -1,35 +1,35 @@
-# The long-application job of run-spark-sessions-it.sh (issue 23): JOBS small jobs of three
-# shuffles each (reduceByKey, groupByKey, sortByKey: at least 3 x JOBS shuffles in one
-# application), each result digested into OUT.json so a run on RPMP can be compared with
-# a run on Spark's own sort shuffle. Usage: spark_sessions_job.py OUT.json JOBS
+# The long-application job of run-spark-sessions-it.sh (issue 23): JOBS small queries of
+# three shuffles each (two aggregations and a repartition: at least 3 x JOBS shuffles in
+# one application), each result digested into OUT.json so a run on RPMP can be compared
+# with a run on Spark's own sort shuffle. Usage: spark_sessions_job.py OUT.json JOBS
 import hashlib
 import json
 import sys
 
 from pyspark.sql import SparkSession
+from pyspark.sql import functions as F
 
 
 def digest(rows):
     h = hashlib.sha256()
-    for r in rows:
+    for r in sorted(tuple(r) for r in rows):
         h.update(repr(r).encode())
     return h.hexdigest()
 
 
-def one_job(sc, j):
-    # Keys and values depend on j, so every job shuffles different data.
-    data = sc.parallelize(range(3000), 3).map(lambda i: ((i * (j + 7)) % 211, i + j))
-    sums = data.reduceByKey(lambda a, b: a + b, numPartitions=3)                  # shuffle 1
-    groups = sums.map(lambda kv: (kv[1] % 17, kv[0])).groupByKey(numPartitions=3)  # shuffle 2
-    sizes = groups.mapValues(lambda ks: sorted(ks)[:3] + [len(list(ks))])
-    rows = sizes.sortByKey(numPartitions=2).collect()                             # shuffle 3
-    return digest(rows)
+def one_job(spark, j):
+    # Keys and values depend on j, so every query shuffles different data.
+    df = spark.range(0, 4000, 1, 2).select(((F.col("id") * (j + 7)) % 211).alias("k"),
+                                           (F.col("id") + j).alias("v"))
+    sums = df.groupBy("k").agg(F.sum("v").alias("s"))                               # shuffle 1
+    groups = sums.groupBy((F.col("s") % 17).alias("g")).agg(                         # shuffle 2
+        F.count("*").alias("n"), F.min("k").alias("lo"), F.max("k").alias("hi"))
+    return digest(groups.repartition(2, "n").collect())                             # shuffle 3
 
 
 def main(out_path, jobs):
     spark = SparkSession.builder.appName("rpmp-sessions").getOrCreate()
-    sc = spark.sparkContext
-    result = {"job_%03d" % j: one_job(sc, j) for j in range(jobs)}
+    result = {"job_%03d" % j: one_job(spark, j) for j in range(jobs)}
     with open(out_path, "w") as f:
         json.dump(result, f)
     spark.stop()
