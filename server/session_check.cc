@@ -132,8 +132,10 @@ void Server::RefuseFrame(Slot* s, PeerAddr src, Session* session,
   std::string why;
   if (session != nullptr && session->dropped && session->tag == h.session_tag &&
       (!fabric_->reports_source() || src == session->peer)) {
-    why = "dropped: a transfer with the client stalled past rma_timeout";
-    stats.refused[static_cast<size_t>(SessionEnd::kDropped)].fetch_add(1, std::memory_order_relaxed);
+    why = session->end_reason == SessionEnd::kClosed
+              ? "closed by the client (BYE)"
+              : "dropped: a transfer with the client stalled past rma_timeout";
+    stats.refused[static_cast<size_t>(session->end_reason)].fetch_add(1, std::memory_order_relaxed);
     known_sender = stalled_peers_.count(session->peer) == 0;  // else a reply would stall too
     src = session->peer;
   } else if (ended != nullptr && ended->tag == h.session_tag) {
@@ -192,21 +194,24 @@ void Server::ReleaseSessionHold(Slot* s) {
   if (s->counted_session != 0) {
     Session* session = sessions_->Find(s->counted_session);
     if (session != nullptr && session->inflight > 0) session->inflight--;
-    if (session != nullptr && session->dropped && session->inflight == 0)
-      sessions_->End(s->counted_session, SessionEnd::kDropped);
+    if (session != nullptr && session->dropped && session->inflight == 0) {
+      sessions_->End(s->counted_session, session->end_reason);
+      session_count_.store(sessions_->size(), std::memory_order_relaxed);
+    }
   }
   if (!s->peer_hold.empty()) sessions_->ReleasePeer(s->peer_hold);
 }
 
-void Server::EndSession(Slot* s, uint32_t id) {
+void Server::EndSession(Slot*, uint32_t id) {
   {
     std::lock_guard<std::mutex> lock(sessions_mu_);
     Session* session = sessions_->Find(id);
-    if (session != nullptr && s != nullptr) {  // the BYE's reply still goes to that address
-      s->peer_hold = session->address;
-      (void)sessions_->AcquirePeer(s->peer_hold);
-    }
-    if (sessions_->End(id, SessionEnd::kClosed)) RPMP_LOG_DEBUG("session %u closed (BYE)", id);
+    if (session == nullptr) return;
+    // Its requests still in flight (the BYE's own slot among them) reply to its address:
+    // it ends when the last is recycled (ReleaseSessionHold), refused from now on.
+    session->dropped = true;
+    session->end_reason = SessionEnd::kClosed;
+    if (session->inflight == 0) sessions_->End(id, SessionEnd::kClosed);
   }
   raw_owners_.SessionEnded(id);
 }

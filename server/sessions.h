@@ -63,9 +63,11 @@ struct Session {
   std::string client_name;  // as its HELLO named it (e.g. spark-executor-3)
   std::chrono::steady_clock::time_point last_used;
   uint32_t inflight = 0;
-  // Dropped (its client stalled an RMA past rma_timeout): frames naming it are
-  // refused; it ends (AV reference released) once nothing of it is in flight.
+  // Ending (BYE, or dropped: its client stalled an RMA past rma_timeout): frames naming
+  // it are refused; it ends with `end_reason` (AV reference released) once nothing of it
+  // is in flight, since those requests still reply to its address.
   bool dropped = false;
+  SessionEnd end_reason = SessionEnd::kDropped;
 };
 
 // A session that ended, as remembered for telling its client why.
