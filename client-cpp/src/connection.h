@@ -149,6 +149,7 @@ class Connection {
   std::mutex hello_mu_;                    // one HELLO at a time (EnsureSession, Open)
   std::atomic<uint64_t> hello_tries_{0};   // EnsureSession's attempts
   Status last_hello_;                      // the last attempt's outcome (hello_mu_)
+  uint64_t hello_failures_ = 0;            // attempts failed in a row (hello_mu_)
   std::atomic<uint64_t> opened_{0}, reestablished_{0}, refused_{0};
 
   std::vector<char> frame_memory_;  // send frames of calls, then receive frames

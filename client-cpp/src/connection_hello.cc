@@ -38,10 +38,11 @@ Status Connection::EnsureSession() {
   if (st.ok()) {
     reestablished_.fetch_add(1);
     RPMP_LOG_INFO("new session with rpmp-server at %s (re-established)", server_.c_str());
-  } else {
+  } else if (hello_failures_++ == 0) {  // once per outage, not once per attempt
     RPMP_LOG_WARN("cannot re-establish the session with rpmp-server at %s: %s", server_.c_str(),
                   st.ToString().c_str());
   }
+  if (st.ok()) hello_failures_ = 0;
   return st;
 }
 
