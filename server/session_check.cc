@@ -213,6 +213,7 @@ void Server::EndSession(Slot*, uint32_t id) {
     session->end_reason = SessionEnd::kClosed;
     if (session->inflight == 0) sessions_->End(id, SessionEnd::kClosed);
   }
+  RPMP_LOG_DEBUG("session %u closed (BYE)", id);
   raw_owners_.SessionEnded(id);
 }
 
