@@ -71,6 +71,12 @@ enum HeaderFlags : uint16_t {
   // flag and answers without the block; a client reads the block only when the
   // response carries the flag.
   kFlagStatCompaction = 128,
+  // Responses only: the request was refused, not run, because the session it names
+  // ended (closed, expired, evicted, dropped) or is unknown to the server (restarted).
+  // Status is Unavailable and the message gives the reason. The client opens a new
+  // session (same credentials) and may send the request again (docs/security.md,
+  // "How a session ends"). A client that predates the flag sees a plain Unavailable.
+  kFlagSessionEnded = 512,
 };
 
 constexpr uint32_t kMaxFilterTags = 4096;  // 32 KiB of tags: fits a frame with any key

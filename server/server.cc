@@ -118,6 +118,25 @@ void Server::RegisterMetrics() {
                   [this] { return static_cast<double>(slots_.size()); });
   r->AddGaugeFunc("rpmp_server_sessions", "Client sessions (peers that said hello).", "",
                   [this] { return static_cast<double>(session_count_.load()); });
+  SessionStats& ss = sessions_->stats();  // the table lives as long as the server
+  r->AddCounterFunc("rpmp_server_sessions_opened_total", "Sessions opened (HELLOs answered).", "",
+                    read(ss.opened));
+  r->AddCounterFunc("rpmp_server_session_limit_refusals_total",
+                    "HELLOs refused by max_sessions_per_address (every session had requests in flight).",
+                    "", read(ss.limit_refused));
+  r->AddGaugeFunc("rpmp_server_sessions_per_client_max",
+                  "Most sessions one client name (e.g. spark-executor-3) held at once since start.", "",
+                  read(ss.per_client_max));
+  for (size_t i = 0; i <= static_cast<size_t>(SessionEnd::kCount); i++) {
+    std::string reason = i == static_cast<size_t>(SessionEnd::kCount)
+                             ? "unknown" : SessionEndName(static_cast<SessionEnd>(i));
+    if (i < static_cast<size_t>(SessionEnd::kCount))
+      r->AddCounterFunc("rpmp_server_sessions_ended_total", "Sessions ended, by reason.",
+                        "reason=\"" + reason + "\"", read(ss.ended[i]));
+    r->AddCounterFunc("rpmp_server_session_refusals_total",
+                      "Frames refused because their session ended (by reason) or is unknown.",
+                      "reason=\"" + reason + "\"", read(ss.refused[i]));
+  }
   r->AddCounterFunc("rpmp_server_hellos_dropped_total",
                     "HELLOs dropped unanswered: bad address, over the per-address rate or the "
                     "pending cap, or naming a known address from another sender.", "",

@@ -93,6 +93,8 @@ class Server {
   bool Draining() const { return shutdown_.load(std::memory_order_relaxed); }
 
   void HandleHello(Slot* s, PeerAddr src);  // session_check.cc
+  // Refuses a frame AdmitRequest did not admit (sessions_mu_ held by *lock, released here).
+  void RefuseFrame(Slot* s, PeerAddr src, Session* session, std::unique_lock<std::mutex>* lock);
   // Withdraws HELLO replies the provider has not taken within hello_timeout, freeing
   // their slots and address entries (session_check.cc).
   void ExpireHellos();

@@ -96,17 +96,25 @@ void Server::HandleHello(Slot* s, PeerAddr src) {
   }
   // Legacy clients (no kFlagAuth) of a server without a secret get tag 0.
   uint64_t tag = auth ? auth::RandomTag48() : 0;
-  StatusOr<uint32_t> id = sessions_->Create(*address, *peer, tag);
+  uint32_t evicted = 0;
+  StatusOr<uint32_t> id = sessions_->Create(*address, *peer, tag, q.client_name, &evicted);
   if (!id.ok()) {
     lock.unlock();
+    RPMP_LOG_WARN("hello of client '%.*s' refused: %s", static_cast<int>(q.client_name.size()),
+                  q.client_name.data(), id.status().message().c_str());
     return ReplyError(s, id.status());
   }
   s->peer_hold.clear();  // the session owns the reference now
   lock.unlock();
+  if (evicted != 0) {
+    raw_owners_.SessionEnded(evicted);
+    RPMP_LOG_INFO("session %u evicted: its address reached max_sessions_per_address (%u), "
+                  "and it was the least recently used", evicted, sessions_->limits().max_per_address);
+  }
   s->req.h.session = *id;
   s->req.h.session_tag = tag;  // echoed in the reply header
-  RPMP_LOG_DEBUG("session %u: client '%.*s'%s", *id, static_cast<int>(q.client_name.size()),
-                 q.client_name.data(), secret_.empty() ? "" : " (authenticated)");
+  RPMP_LOG_INFO("session %u opened: client '%.*s'%s", *id, static_cast<int>(q.client_name.size()),
+                q.client_name.data(), secret_.empty() ? "" : " (authenticated)");
   s->resp.session = *id;
   s->resp.node_id = store_->NodeId();
   s->resp.max_inline =
@@ -126,23 +134,8 @@ bool Server::AdmitRequest(Slot* s, PeerAddr src) {
   Session* session = sessions_->Find(h.session);
   bool from_owner = !fabric_->reports_source() || (session != nullptr && src == session->peer);
   if (session == nullptr || session->dropped || session->tag != h.session_tag || !from_owner) {
-    // A forged or stale session: never act on it, never answer to the session's
-    // address. A sender we know gets told why; anyone else is dropped (also a sender
-    // whose last session just ended: its AV entry is gone, e.g. after rma_timeout).
     counters_.malformed.fetch_add(1, std::memory_order_relaxed);
-    bool known_sender = fabric_->reports_source() && src != FI_ADDR_NOTAVAIL &&
-                        sessions_->KnowsPeer(src) && stalled_peers_.count(src) == 0;
-    lock.unlock();
-    RPMP_LOG_DEBUG("refused %s naming session %u: %s", wire::OpName(h.op), h.session,
-                   session == nullptr ? "unknown session" : "tag or sender does not match");
-    if (known_sender) {
-      s->peer = src;
-      s->has_peer = true;
-      ReplyError(s, Status(StatusCode::kPermissionDenied,
-                           "frame does not belong to session " + std::to_string(h.session)));
-    } else {
-      Recycle(s);
-    }
+    RefuseFrame(s, src, session, &lock);
     return false;
   }
   s->peer = session->peer;
@@ -165,12 +158,87 @@ bool Server::AdmitRequest(Slot* s, PeerAddr src) {
   return true;
 }
 
+// A frame naming a session that ended (or that this server does not know) is refused,
+// never acted on: the client is told with kFlagSessionEnded and the reason, so it opens
+// a new session and may send the frame again (docs/security.md, "How a session ends").
+// A forged frame (wrong tag or sender) is refused without the flag, and only a sender
+// the server knows gets an answer: nothing is ever sent to an address on a stranger's say.
+void Server::RefuseFrame(Slot* s, PeerAddr src, Session* session,
+                         std::unique_lock<std::mutex>* lock) {
+  const wire::Header& h = s->req.h;
+  bool known_sender = fabric_->reports_source() && src != FI_ADDR_NOTAVAIL &&
+                      sessions_->KnowsPeer(src) && stalled_peers_.count(src) == 0;
+  const EndedSession* ended = session == nullptr ? sessions_->FindEnded(h.session) : nullptr;
+  SessionStats& stats = sessions_->stats();
+  std::string why;
+  if (session != nullptr && session->dropped && session->tag == h.session_tag &&
+      (!fabric_->reports_source() || src == session->peer)) {
+    why = session->end_reason == SessionEnd::kClosed
+              ? "closed by the client (BYE)"
+              : "dropped: a transfer with the client stalled past rma_timeout";
+    stats.refused[static_cast<size_t>(session->end_reason)].fetch_add(1, std::memory_order_relaxed);
+    known_sender = stalled_peers_.count(session->peer) == 0;  // else a reply would stall too
+    src = session->peer;
+  } else if (ended != nullptr && ended->tag == h.session_tag) {
+    switch (ended->reason) {
+      case SessionEnd::kClosed: why = "closed by the client (BYE)"; break;
+      case SessionEnd::kExpired:
+        why = "expired: idle longer than session_idle_timeout (" +
+              std::to_string(sessions_->limits().idle_timeout.count()) + " ms)";
+        break;
+      case SessionEnd::kEvicted:
+        why = "evicted: its client address reached max_sessions_per_address (" +
+              std::to_string(sessions_->limits().max_per_address) + ")";
+        break;
+      case SessionEnd::kDropped: why = "dropped: a transfer with the client stalled past rma_timeout"; break;
+      case SessionEnd::kCount: break;
+    }
+    stats.refused[static_cast<size_t>(ended->reason)].fetch_add(1, std::memory_order_relaxed);
+    // The answer goes to the address the session was opened from (the tag proves the
+    // sender held it); its AV entry may be gone, so the slot holds a reference until sent.
+    known_sender = false;
+    StatusOr<PeerAddr> peer = sessions_->AcquirePeer(ended->address);
+    if (peer.ok() && stalled_peers_.count(*peer) == 0) {
+      s->peer_hold = ended->address;
+      src = *peer;
+      known_sender = true;
+    } else if (peer.ok()) {
+      sessions_->ReleasePeer(ended->address);
+    }
+  } else if (session == nullptr && ended == nullptr) {
+    why = "unknown to this server (it restarted, or the session ended long ago)";
+    stats.refused[static_cast<size_t>(SessionEnd::kCount)].fetch_add(1, std::memory_order_relaxed);
+  }
+  lock->unlock();
+  if (why.empty()) {
+    RPMP_LOG_DEBUG("refused %s naming session %u: tag or sender does not match", wire::OpName(h.op),
+                   h.session);
+  } else {
+    RPMP_LOG_DEBUG("refused %s naming session %u: %s", wire::OpName(h.op), h.session, why.c_str());
+  }
+  if (!known_sender) return Recycle(s);
+  s->peer = src;
+  s->has_peer = true;
+  if (why.empty())
+    return ReplyError(s, Status(StatusCode::kPermissionDenied,
+                                "frame does not belong to session " + std::to_string(h.session)));
+  // Unavailable: a client that predates the flag still takes it as a lost session.
+  s->resp = wire::Response();
+  s->resp.h.status = static_cast<uint16_t>(StatusCode::kUnavailable);
+  s->resp.h.flags = wire::kFlagSessionEnded;
+  s->resp.message = "session " + std::to_string(h.session) + " " + why;
+  Reply(s);
+}
+
 void Server::ReleaseSessionHold(Slot* s) {
   std::lock_guard<std::mutex> lock(sessions_mu_);
   if (s->counted_session != 0) {
     Session* session = sessions_->Find(s->counted_session);
     if (session != nullptr && session->inflight > 0) session->inflight--;
-    if (session != nullptr && session->dropped && session->inflight == 0) sessions_->End(s->counted_session);
+    if (session != nullptr && session->dropped && session->inflight == 0) {
+      sessions_->End(s->counted_session, session->end_reason);
+      session_count_.store(sessions_->size(), std::memory_order_relaxed);
+    }
   }
   if (!s->peer_hold.empty()) sessions_->ReleasePeer(s->peer_hold);
   if (s->hello_pending) {  // written only here and in HandleHello: progress thread
@@ -215,16 +283,18 @@ void Server::ExpireHellos() {
   }
 }
 
-void Server::EndSession(Slot* s, uint32_t id) {
+void Server::EndSession(Slot*, uint32_t id) {
   {
     std::lock_guard<std::mutex> lock(sessions_mu_);
     Session* session = sessions_->Find(id);
-    if (session != nullptr && s != nullptr) {  // the BYE's reply still goes to that address
-      s->peer_hold = session->address;
-      (void)sessions_->AcquirePeer(s->peer_hold);
-    }
-    sessions_->End(id);
+    if (session == nullptr) return;
+    // Its requests still in flight (the BYE's own slot among them) reply to its address:
+    // it ends when the last is recycled (ReleaseSessionHold), refused from now on.
+    session->dropped = true;
+    session->end_reason = SessionEnd::kClosed;
+    if (session->inflight == 0) sessions_->End(id, SessionEnd::kClosed);
   }
+  RPMP_LOG_DEBUG("session %u closed (BYE)", id);
   raw_owners_.SessionEnded(id);
 }
 
@@ -240,7 +310,7 @@ void Server::ExpireSessions() {
   }
   for (uint32_t id : gone) {
     raw_owners_.SessionEnded(id);
-    RPMP_LOG_DEBUG("session %u expired (idle)", id);
+    RPMP_LOG_INFO("session %u expired: idle longer than session_idle_timeout", id);
   }
 }
 

@@ -39,15 +39,43 @@ bool SessionTable::FindPeer(std::string_view address, PeerAddr* peer) const {
   return true;
 }
 
-StatusOr<uint32_t> SessionTable::Create(std::string_view address, PeerAddr peer, uint64_t tag) {
+const char* SessionEndName(SessionEnd why) {
+  switch (why) {
+    case SessionEnd::kClosed: return "closed";
+    case SessionEnd::kExpired: return "expired";
+    case SessionEnd::kEvicted: return "evicted";
+    case SessionEnd::kDropped: return "dropped";
+    case SessionEnd::kCount: break;
+  }
+  return "unknown";
+}
+
+StatusOr<uint32_t> SessionTable::Create(std::string_view address, PeerAddr peer, uint64_t tag,
+                                        std::string_view client_name, uint32_t* evicted) {
+  *evicted = 0;
   if (sessions_.size() >= limits_.max_sessions)
     return Status::NoSpace("this server has its maximum of " + std::to_string(limits_.max_sessions) +
                            " sessions (max_sessions); retry later");
+  if (peers_[std::string(address)].sessions >= limits_.max_per_address) {
+    // One endpoint holds one session at a time; older ones at its address are leftovers
+    // (a client that could not say BYE). The least recently used idle one makes room.
+    uint32_t lru = 0;
+    Clock::time_point oldest = Clock::time_point::max();
+    for (const auto& [id, s] : sessions_)
+      if (s.address == address && s.inflight == 0 && !s.dropped && s.last_used < oldest) {
+        lru = id;
+        oldest = s.last_used;
+      }
+    if (lru == 0) {
+      stats_.limit_refused.fetch_add(1, std::memory_order_relaxed);
+      return Status::NoSpace("too many sessions from this client address: all " +
+                             std::to_string(limits_.max_per_address) +
+                             " (max_sessions_per_address) have requests in flight");
+    }
+    End(lru, SessionEnd::kEvicted);
+    *evicted = lru;
+  }
   PeerRef& ref = peers_[std::string(address)];
-  if (ref.sessions >= limits_.max_per_address)
-    return Status::NoSpace("too many sessions from this client address (" +
-                           std::to_string(limits_.max_per_address) +
-                           "); close some (BYE) or wait for idle ones to expire");
   // Random ids: a client that still holds a session from before a restart must not
   // land in another client's session.
   uint32_t id;
@@ -59,7 +87,12 @@ StatusOr<uint32_t> SessionTable::Create(std::string_view address, PeerAddr peer,
   s.peer = peer;
   s.tag = tag;
   s.address = std::string(address);
+  s.client_name = std::string(client_name);
   s.last_used = Clock::now();
+  stats_.opened.fetch_add(1, std::memory_order_relaxed);
+  uint32_t n = ++per_client_[s.client_name];
+  if (n > stats_.per_client_max.load(std::memory_order_relaxed))
+    stats_.per_client_max.store(n, std::memory_order_relaxed);
   return id;
 }
 
@@ -68,10 +101,15 @@ Session* SessionTable::Find(uint32_t id) {
   return it == sessions_.end() ? nullptr : &it->second;
 }
 
-bool SessionTable::End(uint32_t id) {
+bool SessionTable::End(uint32_t id, SessionEnd why) {
   auto it = sessions_.find(id);
   if (it == sessions_.end()) return false;
-  std::string address = std::move(it->second.address);
+  std::string address = it->second.address;
+  if (ended_.size() >= kEndedMemory) ended_.pop_front();
+  ended_.push_back({id, it->second.tag, address, why});
+  stats_.ended[static_cast<size_t>(why)].fetch_add(1, std::memory_order_relaxed);
+  auto c = per_client_.find(it->second.client_name);
+  if (c != per_client_.end() && --c->second == 0) per_client_.erase(c);
   sessions_.erase(it);
   auto p = peers_.find(address);
   if (p != peers_.end() && p->second.sessions > 0) p->second.sessions--;
@@ -83,8 +121,14 @@ std::vector<uint32_t> SessionTable::ExpireIdle(Clock::time_point now) {
   std::vector<uint32_t> ids;
   for (const auto& [id, s] : sessions_)
     if (s.inflight == 0 && now - s.last_used > limits_.idle_timeout) ids.push_back(id);
-  for (uint32_t id : ids) End(id);
+  for (uint32_t id : ids) End(id, SessionEnd::kExpired);
   return ids;
+}
+
+const EndedSession* SessionTable::FindEnded(uint32_t id) const {
+  for (auto it = ended_.rbegin(); it != ended_.rend(); ++it)
+    if (it->id == id) return &*it;
+  return nullptr;
 }
 
 std::string SessionTable::NewChallenge(std::string_view address, Clock::time_point now) {

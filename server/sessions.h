@@ -4,11 +4,14 @@
 // from that address when the provider reports sources (FI_SOURCE). It also holds the
 // pending HELLO challenges, the address-vector references (one AV entry per distinct
 // client address, removed when its last session or challenge goes), per-address
-// session caps and idle expiry.
+// session caps and idle expiry, and remembers the last kEndedMemory sessions that ended
+// (id, tag, address, reason) so a frame naming one can be told why (docs/security.md,
+// "How a session ends").
 //
 // Progress thread only (not thread-safe). Internal to server/.
 #pragma once
 
+#include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <deque>
@@ -32,19 +35,53 @@ struct SessionLimits {
   std::chrono::milliseconds challenge_ttl{10000};
 };
 
+// Why a session ended; a frame naming it is refused with kFlagSessionEnded and the reason.
+enum class SessionEnd : uint8_t {
+  kClosed,   // the client sent BYE
+  kExpired,  // idle longer than session_idle_timeout
+  kEvicted,  // its address reached max_sessions_per_address and it was the least recently used
+  kDropped,  // its client stalled an RMA past rma_timeout
+  kCount,
+};
+const char* SessionEndName(SessionEnd why);  // "closed", "expired", ...
+
+// Counts for the metrics (docs/operations.md); written under the server's sessions_mu_,
+// read at scrape time.
+struct SessionStats {
+  std::atomic<uint64_t> opened{0};
+  std::atomic<uint64_t> ended[static_cast<size_t>(SessionEnd::kCount)] = {};
+  // Frames refused because they named an ended session (by its reason), or one this
+  // server does not know (restarted, or ended too long ago): index kCount.
+  std::atomic<uint64_t> refused[static_cast<size_t>(SessionEnd::kCount) + 1] = {};
+  std::atomic<uint64_t> limit_refused{0};  // HELLOs refused by max_sessions_per_address
+  std::atomic<uint64_t> per_client_max{0};  // most sessions one client name held at once
+};
+
 struct Session {
   PeerAddr peer = 0;
   uint64_t tag = 0;  // 0 for a legacy (pre-tag) client of a server without a secret
   std::string address;
+  std::string client_name;  // as its HELLO named it (e.g. spark-executor-3)
   std::chrono::steady_clock::time_point last_used;
   uint32_t inflight = 0;
-  // Dropped (its client stalled an RMA past rma_timeout): frames naming it are
-  // refused; it ends (AV reference released) once nothing of it is in flight.
+  // Ending (BYE, or dropped: its client stalled an RMA past rma_timeout): frames naming
+  // it are refused; it ends with `end_reason` (AV reference released) once nothing of it
+  // is in flight, since those requests still reply to its address.
   bool dropped = false;
+  SessionEnd end_reason = SessionEnd::kDropped;
+};
+
+// A session that ended, as remembered for telling its client why.
+struct EndedSession {
+  uint32_t id = 0;
+  uint64_t tag = 0;
+  std::string address;
+  SessionEnd reason = SessionEnd::kClosed;
 };
 
 class SessionTable {
  public:
+  static constexpr size_t kEndedMemory = 1024;
   using Clock = std::chrono::steady_clock;
   SessionTable(Fabric* fabric, const SessionLimits& limits) : fabric_(fabric), limits_(limits) {}
 
@@ -58,12 +95,17 @@ class SessionTable {
   bool FindPeer(std::string_view address, PeerAddr* peer) const;
 
   // A new session for `address`, taking over one AV reference the caller acquired.
-  // ResourceExhausted when the address already has max_per_address sessions, or the
-  // server max_sessions. `address` is canonical (Fabric::CanonicalPeer).
-  StatusOr<uint32_t> Create(std::string_view address, PeerAddr peer, uint64_t tag);
+  // `address` is canonical (Fabric::CanonicalPeer). ResourceExhausted when the server
+  // has max_sessions. When the address already has max_per_address sessions, its least recently used one
+  // with nothing in flight is ended (kEvicted; its id in *evicted, else 0); NoSpace,
+  // naming max_sessions_per_address, when every one has requests in flight.
+  StatusOr<uint32_t> Create(std::string_view address, PeerAddr peer, uint64_t tag,
+                            std::string_view client_name, uint32_t* evicted);
   Session* Find(uint32_t id);
-  // Ends a session (BYE, expiry): releases its AV reference. False when unknown.
-  bool End(uint32_t id);
+  // Ends a session: releases its AV reference and remembers it with `why`. False when unknown.
+  bool End(uint32_t id, SessionEnd why);
+  // A remembered ended session, or nullptr (never known, or ended long ago).
+  const EndedSession* FindEnded(uint32_t id) const;
   // Ends sessions idle (nothing in flight) longer than the limit; returns their ids.
   std::vector<uint32_t> ExpireIdle(Clock::time_point now);
 
@@ -73,6 +115,7 @@ class SessionTable {
 
   size_t size() const { return sessions_.size(); }
   const SessionLimits& limits() const { return limits_; }
+  SessionStats& stats() { return stats_; }
 
  private:
   struct PeerRef {
@@ -89,6 +132,9 @@ class SessionTable {
   std::unordered_map<uint32_t, Session> sessions_;
   std::unordered_map<std::string, PeerRef> peers_;  // by address bytes
   std::deque<Challenge> challenges_;                // oldest first
+  std::deque<EndedSession> ended_;                  // oldest first, at most kEndedMemory
+  std::unordered_map<std::string, uint32_t> per_client_;  // live sessions by client name
+  SessionStats stats_;
   std::mt19937_64 rng_{std::random_device{}()};
 };
 

@@ -69,6 +69,7 @@ TEST_CASE("a timed-out PutAsync keeps its buffer out of reuse", "[timeout]") {
   again->set_size(1 << 20);
   Status st;
   for (int i = 0; i < 3 && !(st = c->PutFuture("t", "k2", *again, 0).get()).ok(); i++) {}
+  INFO(st.ToString());
   CHECK(st.ok());
 }
 

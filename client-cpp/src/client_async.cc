@@ -15,35 +15,80 @@ constexpr std::chrono::milliseconds kRefetchRetryFor{2000};
 
 }  // namespace
 
+// One asynchronous put or append, kept so it can be sent again on a new session (its
+// bytes are the caller's, untouched until `done` runs; ns and key are copies).
+struct ClientImpl::AsyncWrite {
+  wire::Op op;
+  std::string ns, key;
+  uint64_t tag = 0;
+  const char* data = nullptr;
+  size_t len = 0;
+  uint32_t crc = 0;
+  bool rma = false;
+  wire::RmaRef rma_ref;
+  WriteId id;
+  std::shared_ptr<void> keepalive;
+  Callback done;
+};
+
 void ClientImpl::WriteAsync(wire::Op op, const std::string& ns, const std::string& key,
                             const Buffer& buf, uint64_t tag, WriteId id, Callback done) {
   if (ns.empty() || ns.size() > wire::kMaxNamespace || key.empty() || key.size() > wire::kMaxKey)
     return done(Status::InvalidArgument("namespace must be 1-255 bytes and key 1-1024 bytes"));
   if (!buf.valid() && buf.size() > 0) return done(Status::InvalidArgument("invalid buffer"));
   if (!id.valid()) return done(Status::InvalidArgument("write id must have a nonzero writer and seq"));
-  wire::Request req;
-  req.h.op = op;
-  req.ns = ns;
-  req.key = key;
-  req.tag = tag;
-  req.length = buf.size();
-  req.crc = Crc32c(buf.data(), buf.size());
-  std::shared_ptr<void> keepalive;
-  if (buf.size() <= conn_->max_inline()) {
-    req.h.flags = wire::kFlagInline;
-    req.inline_data = std::string_view(buf.data(), buf.size());
-  } else {
+  auto w = std::make_shared<AsyncWrite>();
+  w->op = op;
+  w->ns = ns;
+  w->key = key;
+  w->tag = tag;
+  w->data = buf.data();
+  w->len = buf.size();
+  w->crc = Crc32c(buf.data(), buf.size());
+  w->id = id;
+  w->done = std::move(done);
+  if (buf.size() > conn_->max_inline()) {
     const MemoryRegion& mr = BufferPool::RegionOf(buf);
-    req.h.flags = wire::kFlagRma;
-    req.rma = {mr.RmaAddr(buf.data()), mr.key(), buf.size()};
+    w->rma = true;
+    w->rma_ref = {mr.RmaAddr(buf.data()), mr.key(), buf.size()};
     // After a timeout the server may still read the slab: it is then kept out of
     // reuse by the pool for the connection's life (the caller's Buffer still works,
     // e.g. to resend the same bytes with the same id).
-    keepalive = buf.shared_slab();
+    w->keepalive = buf.shared_slab();
+  }
+  // A session known to be lost is re-established first (HELLO blocks: on a helper).
+  if (conn_->needs_hello()) return helpers_.Run([this, w] { SubmitWrite(w, 0); });
+  SubmitWrite(w, 0);
+}
+
+void ClientImpl::SubmitWrite(const std::shared_ptr<AsyncWrite>& w, int attempt) {
+  if (attempt > 0 || conn_->needs_hello()) {  // on a helper thread
+    Status st = conn_->EnsureSession();
+    if (!st.ok()) return w->done(st);
+  }
+  wire::Request req;
+  req.h.op = w->op;
+  req.ns = w->ns;
+  req.key = w->key;
+  req.tag = w->tag;
+  req.length = w->len;
+  req.crc = w->crc;
+  if (w->rma) {
+    req.h.flags = wire::kFlagRma;
+    req.rma = w->rma_ref;
+  } else {
+    req.h.flags = wire::kFlagInline;
+    req.inline_data = std::string_view(w->data, w->len);
   }
   req.h.flags |= wire::kFlagWriteId;
-  req.write_id = id;
-  conn_->Submit(req, [done](const Status& st, const wire::Response&) { done(st); }, keepalive);
+  req.write_id = w->id;
+  conn_->Submit(req, [this, w, attempt](const Status& st, const wire::Response& r) {
+    // Refused because the session ended: not run, so it goes again on a new session
+    // (once; the write id would make even a repeat harmless).
+    if ((r.h.flags & wire::kFlagSessionEnded) && attempt == 0)
+      return helpers_.Run([this, w] { SubmitWrite(w, 1); });
+    w->done(st);
+  }, w->keepalive);
 }
 
 void ClientImpl::PutAsync(const std::string& ns, const std::string& key, const Buffer& buf,
@@ -68,6 +113,18 @@ void ClientImpl::GetAsync(const std::string& ns, const std::string& key, Buffer*
 
 void ClientImpl::SubmitGet(const std::string& ns, const std::string& key, Buffer* out,
                            Callback done, int attempt) {
+  if (conn_->needs_hello()) {  // re-establish the session first (HELLO blocks: on a helper)
+    return helpers_.Run([this, ns, key, out, done, attempt] {
+      Status st = conn_->EnsureSession();
+      if (!st.ok()) return done(st);
+      SubmitGetNow(ns, key, out, done, attempt);
+    });
+  }
+  SubmitGetNow(ns, key, out, std::move(done), attempt);
+}
+
+void ClientImpl::SubmitGetNow(const std::string& ns, const std::string& key, Buffer* out,
+                              Callback done, int attempt) {
   if (out->valid() && out->slab()->poisoned.load())
     return done(Status::FailedPrecondition("buffer was quarantined after a timed-out transfer; "
                                            "use another"));
@@ -93,6 +150,8 @@ void ClientImpl::SubmitGet(const std::string& ns, const std::string& key, Buffer
       return done(st);
     }
     *out = std::move(*target);
+    if ((r.h.flags & wire::kFlagSessionEnded) && attempt < 4)  // not run: again, new session
+      return helpers_.Run([this, ns, key, out, done, attempt] { SubmitGet(ns, key, out, done, attempt + 1); });
     if (!st.ok()) return done(st);
     switch (r.outcome) {
       case wire::GetOutcome::kInline: {

@@ -92,10 +92,17 @@ Status ClientImpl::Call(wire::Request& req, std::shared_ptr<CallResult>* out, Re
       }, keepalive, &polling);
       Await(result->done, &polling);
     }
-    bool again = !result->status.ok() &&
-                 MayRetry(repeat, result->status, sent, conn_->needs_hello()) &&
+    // Refused because its session ended: the server did not run it, so it goes again
+    // (on a new session) like a request that never left.
+    if (result->resp.h.flags & wire::kFlagSessionEnded) sent = false;
+    bool session_lost = conn_->needs_hello();
+    bool again = !result->status.ok() && MayRetry(repeat, result->status, sent, session_lost) &&
                  (attempt == 0 || std::chrono::steady_clock::now() + backoff < give_up);
     if (!again) {
+      if (!result->status.ok() && sent && session_lost && repeat == Repeat::kIfNotSent)
+        result->status = result->status.Annotate(
+            "the session with rpmp-server at " + conn_->server() +
+            " may be lost; not repeated because the call may have run (the next call opens a new session)");
       if (out != nullptr) *out = result;
       return result->status;
     }

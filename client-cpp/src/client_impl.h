@@ -67,6 +67,7 @@ class ClientImpl : public Client {
   void WriteAsyncWithId(bool put, const std::string& ns, const std::string& key,
                         const Buffer& buf, uint64_t tag, WriteId id, Callback done);
   uint64_t writer() const { return ids_.writer(); }
+  Connection::SessionCounts session_counts() const { return conn_->session_counts(); }
 
   // Which failed calls may be sent again (the retry rule, see Call).
   enum class Repeat {
@@ -104,8 +105,16 @@ class ClientImpl : public Client {
   void ReadRecordAttempt(const RecordRef& r, Buffer* dst, size_t dst_offset, Callback done,
                          int attempt);
   void RereadMoved(const RecordRef& r, Buffer* dst, size_t dst_offset, Callback done, int attempt);
+  // GetAsync's attempt `attempt`: on a helper thread when the session must be
+  // re-established first; sent again when refused because the session ended.
   void SubmitGet(const std::string& ns, const std::string& key, Buffer* out, Callback done,
                  int attempt);
+  void SubmitGetNow(const std::string& ns, const std::string& key, Buffer* out, Callback done,
+                    int attempt);
+  // WriteAsync's submission; `attempt` 1 resends it on a new session after the server
+  // refused it (session ended, so it did not run).
+  struct AsyncWrite;
+  void SubmitWrite(const std::shared_ptr<AsyncWrite>& w, int attempt);
   Status CheckNode(const GlobalAddress& addr) const;
   // Waits for `done`: first polling the fabric on this thread for options.poll_for (the
   // reply is then handled here, not handed over by the progress thread), then ends

@@ -19,6 +19,9 @@ struct Connection::Call {
   OpContext send_op;  // first member: the fabric hands it back
   uint32_t index = 0;
   uint32_t gen = 1;
+  uint32_t session = 0;  // the session the request names (0 for a HELLO)
+  uint64_t tag = 0;      // the session tag the request carries (its reply echoes it)
+  uint64_t epoch = 0;  // the session it was sent in
   char* frame = nullptr;
   ResponseFn done;
   std::shared_ptr<void> keepalive;
@@ -77,7 +80,11 @@ StatusOr<std::unique_ptr<Connection>> Connection::Open(const std::string& server
     NameThisThread("rpmp-progress");
     p->ProgressLoop();
   });
-  Status st = c->Hello();
+  Status st;
+  {
+    std::lock_guard<std::mutex> lock(c->hello_mu_);
+    st = c->Hello();
+  }
   if (!st.ok()) return st.Annotate("cannot reach rpmp-server at " + server);
   return c;
 }
@@ -118,17 +125,26 @@ Status Connection::Setup() {
 }
 
 Connection::~Connection() {
-  if (progress_.joinable() && session_.load() != 0 && !needs_hello_.load()) {
-    wire::Request bye;  // best effort: lets the server forget the session
-    bye.h.op = wire::Op::kBye;
-    auto p = std::make_shared<std::promise<void>>();
-    Submit(bye, [p](const Status&, const wire::Response&) { p->set_value(); });
-    p->get_future().wait_for(std::chrono::seconds(1));
-  }
+  // Best effort: lets the server forget the session (skipped when it may be lost already:
+  // the server may be gone, and closing must not wait for it).
+  if (progress_.joinable() && !needs_hello_.load()) SayBye();
   stop_.store(true);
   work_cv_.notify_all();
   if (progress_.joinable()) progress_.join();
   quarantine_.clear();
+}
+
+void Connection::SayBye() {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (session_ == 0) return;
+  }
+  if (server_ended_.load()) return;  // nothing left to close
+  wire::Request bye;
+  bye.h.op = wire::Op::kBye;
+  auto p = std::make_shared<std::promise<void>>();
+  Submit(bye, [p](const Status&, const wire::Response&) { p->set_value(); });
+  p->get_future().wait_for(std::min<std::chrono::milliseconds>(options_.timeout, std::chrono::seconds(1)));
 }
 
 Connection::Call* Connection::AcquireCall(ResponseFn* done, std::shared_ptr<void>* keepalive) {
@@ -142,6 +158,9 @@ Connection::Call* Connection::AcquireCall(ResponseFn* done, std::shared_ptr<void
   c->done = std::move(*done);
   c->keepalive = std::move(*keepalive);
   c->deadline = std::chrono::steady_clock::now() + options_.timeout;
+  c->session = session_;  // id and tag of one session, read together
+  c->tag = session_tag_;
+  c->epoch = epoch_;
   active_++;
   return c;
 }
@@ -155,8 +174,12 @@ bool Connection::Submit(wire::Request& req, ResponseFn done, std::shared_ptr<voi
   }
   if (polling != nullptr) polling->Begin();
   req.h.request_id = (static_cast<uint64_t>(c->gen) << 32) | c->index;
-  req.h.session = session_.load();
-  req.h.session_tag = session_tag_.load();
+  if (req.h.op == wire::Op::kHello) {  // names no session; its reply is taken whatever its tag
+    c->session = 0;
+    c->tag = 0;
+  }
+  req.h.session = c->session;
+  req.h.session_tag = c->tag;
   size_t len = wire::EncodeRequest(req, c->frame, wire::kMaxFrame);
   if (pollers_.load() == 0) work_cv_.notify_one();  // a polling caller takes the reply itself
   Status st = len == 0 ? Status::InvalidArgument("request does not fit in one frame")
@@ -330,20 +353,35 @@ void Connection::OnResponse(RecvSlot* r, size_t len, PeerAddr src) {
     RPMP_LOG_WARN("response not from %s dropped (forged?)", server_.c_str());
     return;
   }
-  if (resp.h.op != wire::Op::kHello && resp.h.session_tag != session_tag_.load()) {
-    RPMP_LOG_WARN("response from %s with another session's tag dropped", server_.c_str());
-    return;
-  }
   uint32_t index = static_cast<uint32_t>(resp.h.request_id);
   uint32_t gen = static_cast<uint32_t>(resp.h.request_id >> 32);
   if (index >= calls_.size()) return;
   Call* c = calls_[index].get();
+  uint64_t epoch;
   {
     std::lock_guard<std::mutex> lock(mu_);
     if (!c->in_use || c->finished || c->gen != gen) return;  // late reply to a timed-out call
+    if (resp.h.op != wire::Op::kHello && resp.h.session_tag != c->tag) {
+      RPMP_LOG_WARN("response from %s with another session's tag dropped", server_.c_str());
+      return;
+    }
+    epoch = c->epoch;
   }
   Status result = resp.h.status == 0 ? Status::Ok()
                                      : Status(static_cast<StatusCode>(resp.h.status), resp.message);
+  if ((resp.h.flags & wire::kFlagSessionEnded) && resp.h.op != wire::Op::kHello) {
+    refused_.fetch_add(1);
+    result = Status::Unavailable("session with rpmp-server at " + server_ + " lost: " + resp.message);
+    bool current;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      current = epoch == epoch_;
+    }
+    if (current && !server_ended_.exchange(true)) {
+      needs_hello_.store(true);
+      RPMP_LOG_WARN("%s; the next call opens a new session", result.message().c_str());
+    }
+  }
   Finish(c, result, resp, gen);
 }
 
@@ -387,6 +425,7 @@ void Connection::ExpireCalls() {
 void Connection::Finish(Call* c, const Status& st, const wire::Response& resp, int64_t gen) {
   ResponseFn fn;
   std::shared_ptr<void> release;  // dropped before `done` unless it must be quarantined
+  bool current;
   {
     std::lock_guard<std::mutex> lock(mu_);
     if (c->finished || !c->in_use) return;
@@ -394,9 +433,12 @@ void Connection::Finish(Call* c, const Status& st, const wire::Response& resp, i
     c->finished = true;
     fn = std::move(c->done);
     if (!c->timed_out) release = std::move(c->keepalive);
+    current = c->epoch == epoch_;
   }
   release.reset();
-  if (st.code() == StatusCode::kUnavailable || st.code() == StatusCode::kDeadlineExceeded)
+  // The session may be lost (server gone, restarted or silent): the next call opens a
+  // new one. A call of an older session says nothing about the current one.
+  if (current && (st.code() == StatusCode::kUnavailable || st.code() == StatusCode::kDeadlineExceeded))
     needs_hello_.store(true);
   if (fn) fn(st, resp);
   std::lock_guard<std::mutex> lock(mu_);

@@ -49,10 +49,23 @@ class Connection {
   void ReadRemote(uint64_t raddr, uint64_t rkey, char* dst, size_t len, const MemoryRegion& region,
                   std::function<void(Status)> done, std::shared_ptr<void> keepalive = nullptr);
 
-  // Starts a new session when the last one may be lost (server restarted or
-  // unreachable); a no-op otherwise. Call from a caller thread, never from `done`.
-  Status EnsureSession() { return needs_hello_.load() ? Hello() : Status::Ok(); }
+  // Starts a new session when the last one is or may be lost (the server refused it
+  // with kFlagSessionEnded, restarted or did not answer); a no-op otherwise. Among
+  // concurrent callers exactly one sends the HELLO, the others wait for its outcome.
+  // The old session is closed (BYE) first unless the server said it ended. Call from a
+  // caller thread, never from `done`.
+  Status EnsureSession();
   bool needs_hello() const { return needs_hello_.load(); }
+
+  // Session events of this connection (ClusterCounters, logs).
+  struct SessionCounts {
+    uint64_t opened = 0;          // sessions opened (HELLOs that succeeded), the first included
+    uint64_t reestablished = 0;   // of them, replacing a lost session
+    uint64_t refused = 0;         // replies saying the session ended (kFlagSessionEnded)
+  };
+  SessionCounts session_counts() const {
+    return {opened_.load(), reestablished_.load(), refused_.load()};
+  }
 
   BufferPool& buffers() { return *pool_; }
   // Handles the completions waiting on the queue on the calling thread (any thread may;
@@ -83,6 +96,8 @@ class Connection {
   uint64_t node_id() const { return node_id_; }
   size_t max_inline() const { return max_inline_; }
   const std::string& server() const { return server_; }
+  // This connection's fabric address, as its HELLO names it.
+  std::string local_address() const { return fabric_->LocalAddress(); }
   std::chrono::milliseconds timeout() const { return options_.timeout; }
 
  private:
@@ -92,6 +107,9 @@ class Connection {
   Connection(const std::string& server, const ClientOptions& options);
   Status Setup();
   Status Hello();
+  // BYE for the current session, waiting at most a second for the answer (hello_mu_ held
+  // or the destructor): the server frees it instead of keeping it until it expires.
+  void SayBye();
   // One HELLO exchange (connection_hello.cc).
   StatusOr<wire::Response> HelloStep(wire::Request& req);
   void ProgressLoop();
@@ -120,10 +138,19 @@ class Connection {
   std::chrono::steady_clock::time_point last_probe_{};  // progress thread only
   uint64_t node_id_ = 0;
   size_t max_inline_ = 0;
-  std::atomic<uint32_t> session_{0};
-  std::atomic<uint64_t> session_tag_{0};  // 48-bit tag of the session, in every frame
+  // The session: id, 48-bit tag carried by every frame, and an epoch counting sessions
+  // (a call remembers the epoch it was sent in: a failure of a call of an older session
+  // says nothing about the current one). Written under mu_ by Hello, read under mu_.
+  uint32_t session_ = 0;
+  uint64_t session_tag_ = 0;
+  uint64_t epoch_ = 0;
   std::atomic<bool> needs_hello_{false};
-  std::mutex hello_mu_;
+  std::atomic<bool> server_ended_{false};  // the server said the current session ended
+  std::mutex hello_mu_;                    // one HELLO at a time (EnsureSession, Open)
+  std::atomic<uint64_t> hello_tries_{0};   // EnsureSession's attempts
+  Status last_hello_;                      // the last attempt's outcome (hello_mu_)
+  uint64_t hello_failures_ = 0;            // attempts failed in a row (hello_mu_)
+  std::atomic<uint64_t> opened_{0}, reestablished_{0}, refused_{0};
 
   std::vector<char> frame_memory_;  // send frames of calls, then receive frames
   std::unique_ptr<MemoryRegion> frame_mr_;

@@ -7,6 +7,7 @@
 
 #include "client-cpp/src/connection.h"
 #include "common/auth.h"
+#include "common/log.h"
 
 namespace rpmp {
 
@@ -22,8 +23,30 @@ StatusOr<wire::Response> Connection::HelloStep(wire::Request& req) {
   return resp;
 }
 
-Status Connection::Hello() {
+Status Connection::EnsureSession() {
+  if (!needs_hello_.load()) return Status::Ok();
+  uint64_t tries = hello_tries_.load();
   std::lock_guard<std::mutex> lock(hello_mu_);
+  if (!needs_hello_.load()) return Status::Ok();  // another caller opened it meanwhile
+  // Another caller tried while this one waited, and failed: its outcome is this one's
+  // too (a server that is down is not asked once per waiting caller).
+  if (hello_tries_.load() != tries) return last_hello_;
+  hello_tries_.fetch_add(1);
+  SayBye();  // unless the server said it ended: it may only have been slow
+  Status st = Hello();
+  last_hello_ = st;
+  if (st.ok()) {
+    reestablished_.fetch_add(1);
+    RPMP_LOG_INFO("new session with rpmp-server at %s (re-established)", server_.c_str());
+  } else if (hello_failures_++ == 0) {  // once per outage, not once per attempt
+    RPMP_LOG_WARN("cannot re-establish the session with rpmp-server at %s: %s", server_.c_str(),
+                  st.ToString().c_str());
+  }
+  if (st.ok()) hello_failures_ = 0;
+  return st;
+}
+
+Status Connection::Hello() {  // hello_mu_ held
   std::string secret = options_.secret;
   if (secret.empty()) {
     StatusOr<std::string> env = auth::SecretFromEnvironment();
@@ -38,7 +61,6 @@ Status Connection::Hello() {
   req.fabric_address = address;
   req.client_name = options_.name;
   req.client_nonce = client_nonce;
-  session_tag_.store(0);
   RPMP_ASSIGN_OR_RETURN(wire::Response r, HelloStep(req));
   std::string challenge = r.challenge;
   if (!challenge.empty()) {  // the server authenticates: prove the secret
@@ -60,16 +82,19 @@ Status Connection::Hello() {
                       " does not authenticate clients, but a cluster secret is configured: "
                       "refusing it (give the server auth_secret_file)");
   }
-  session_.store(r.session);
-  session_tag_.store(r.h.session_tag);
   node_id_ = r.node_id;
   max_inline_ = r.max_inline;
   {
     std::lock_guard<std::mutex> lock(mu_);
+    session_ = r.session;
+    session_tag_ = r.h.session_tag;
+    epoch_++;
     window_ = r.max_inflight == 0 ? calls_.size() : std::min<size_t>(calls_.size(), r.max_inflight);
   }
   free_cv_.notify_all();
+  server_ended_.store(false);
   needs_hello_.store(false);
+  opened_.fetch_add(1);
   return Status::Ok();
 }
 

@@ -25,7 +25,7 @@ std::unique_ptr<ClusterMode> ClusterMode::Create(const ServerConfig& config, Sto
   ReplicatorOptions ro;
   ro.write_timeout = config.replication_timeout;
   ro.link.provider = config.provider;
-  ro.link.name = "rpmp-server replica link";
+  ro.link.name = "rpmp-server " + config.listen + " replica link";  // one name per server (sessions_per_client_max)
   ro.link.timeout = std::clamp(config.replication_timeout / 4, std::chrono::milliseconds(500),
                                std::chrono::milliseconds(5000));
   ro.link.buffer_cache_bytes = 64u << 20;

@@ -59,6 +59,10 @@ struct ClusterCounters {
   uint64_t staged_bytes = 0;        // the bytes of those copies
   uint64_t failover_retries = 0;    // calls sent again after a failover answer (the
                                     // namespace's placement refreshed from the proxy first)
+  // Sessions with the servers (docs/security.md, "How a session ends"):
+  uint64_t sessions_opened = 0;          // HELLOs that succeeded, first ones included
+  uint64_t sessions_reestablished = 0;   // of them, replacing a lost session
+  uint64_t session_refusals = 0;         // replies saying a session ended (each is re-opened)
 };
 
 // Space of one LIVE node as its last heartbeat reported it to the proxy leader (all its

@@ -184,7 +184,14 @@ void ClusterClient::CountFailoverRetry() {
 
 ClusterCounters ClusterClient::Counters() const {
   std::lock_guard<std::mutex> lock(mu_);
-  return counters_;
+  ClusterCounters k = counters_;
+  for (const auto& [endpoint, client] : servers_) {
+    Connection::SessionCounts s = static_cast<const ClientImpl*>(client.get())->session_counts();
+    k.sessions_opened += s.opened;
+    k.sessions_reestablished += s.reestablished;
+    k.session_refusals += s.refused;
+  }
+  return k;
 }
 
 StatusOr<std::vector<NodeSpace>> ClusterClient::LiveNodeSpace() {

@@ -11,18 +11,22 @@ namespace rpmp {
 namespace {
 
 // Sends one request and waits for its response status; `on_ok` reads the response
-// (its views live only during the callback).
+// (its views live only during the callback). A request refused because the session
+// ended (kFlagSessionEnded: not run) goes again once, on a new session.
 Status CallSync(Connection* conn, wire::Request& req, std::shared_ptr<void> keepalive,
                 std::function<void(const wire::Response&)> on_ok = nullptr) {
-  RPMP_RETURN_IF_ERROR(conn->EnsureSession());
-  auto done = std::make_shared<std::promise<Status>>();
-  std::future<Status> f = done->get_future();
-  conn->Submit(req, [done, on_ok](const Status& st, const wire::Response& resp) {
-                 if (st.ok() && on_ok) on_ok(resp);
-                 done->set_value(st);
-               },
-               std::move(keepalive));
-  return f.get();
+  for (int attempt = 0;; attempt++) {
+    RPMP_RETURN_IF_ERROR(conn->EnsureSession());
+    auto done = std::make_shared<std::promise<std::pair<Status, bool>>>();
+    auto f = done->get_future();
+    conn->Submit(req, [done, on_ok](const Status& st, const wire::Response& resp) {
+                   if (st.ok() && on_ok) on_ok(resp);
+                   done->set_value({st, (resp.h.flags & wire::kFlagSessionEnded) != 0});
+                 },
+                 keepalive);
+    auto [st, ended] = f.get();
+    if (!ended || attempt > 0) return st;
+  }
 }
 
 }  // namespace

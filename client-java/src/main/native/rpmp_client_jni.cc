@@ -438,7 +438,8 @@ JNIEXPORT jboolean JNICALL Java_io_rpmp_client_RpmpClient_nativeIsCluster(JNIEnv
   RPMP_JNI_CATCH(env, JNI_FALSE)
 }
 
-// {server connections opened, staged copies, staged bytes, failover retries}
+// {server connections opened, staged copies, staged bytes, failover retries, sessions
+// opened, sessions re-established, session refusals}
 JNIEXPORT jlongArray JNICALL Java_io_rpmp_client_RpmpClient_nativeClusterCounters(JNIEnv* env,
                                                                                 jclass, jlong h) {
   RPMP_JNI_TRY
@@ -446,10 +447,12 @@ JNIEXPORT jlongArray JNICALL Java_io_rpmp_client_RpmpClient_nativeClusterCounter
   if (c == nullptr) return nullptr;
   rpmp::ClusterCounters k = c->Counters();
   jlong v[] = {static_cast<jlong>(k.server_connections), static_cast<jlong>(k.staged_copies),
-               static_cast<jlong>(k.staged_bytes), static_cast<jlong>(k.failover_retries)};
-  jlongArray out = env->NewLongArray(4);
+               static_cast<jlong>(k.staged_bytes), static_cast<jlong>(k.failover_retries),
+               static_cast<jlong>(k.sessions_opened), static_cast<jlong>(k.sessions_reestablished),
+               static_cast<jlong>(k.session_refusals)};
+  jlongArray out = env->NewLongArray(7);
   if (out == nullptr) return nullptr;
-  env->SetLongArrayRegion(out, 0, 4, v);
+  env->SetLongArrayRegion(out, 0, 7, v);
   return out;
   RPMP_JNI_CATCH(env, nullptr)
 }

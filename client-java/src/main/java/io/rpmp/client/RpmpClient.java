@@ -556,7 +556,7 @@ public final class RpmpClient implements AutoCloseable {
     long h = enter();
     try {
       long[] v = nativeClusterCounters(h);
-      return new ClusterCounters(v[0], v[1], v[2], v[3]);
+      return new ClusterCounters(v[0], v[1], v[2], v[3], v[4], v[5], v[6]);
     } finally {
       exit();
     }

@@ -50,12 +50,15 @@ private[spark] object RpmpMetrics extends Logging {
   @volatile private var liveBufferCount: () => Int = () => 0
   @volatile private var clusterCounts: () => ClusterCounters = () => ClusterCounters.ZERO
   registry.register("liveBuffers", new Gauge[Int] { override def getValue: Int = liveBufferCount() })
-  /** librpmp's cluster clients: connections opened, staged copies, failover retries. */
+  /** librpmp's cluster clients: connections opened, staged copies, failover retries, sessions. */
   private def clusterGauge(name: String, read: ClusterCounters => Long): Unit =
     registry.register(name, new Gauge[Long] { override def getValue: Long = read(clusterCounts()) })
   clusterGauge("serverConnections", _.serverConnections)
   clusterGauge("stagedCopies", _.stagedCopies)
   clusterGauge("failoverRetries", _.failoverRetries)
+  clusterGauge("sessionsOpened", _.sessionsOpened)
+  clusterGauge("sessionsReestablished", _.sessionsReestablished)
+  clusterGauge("sessionRefusals", _.sessionRefusals)
 
   private val source = new RpmpMetricsSource(registry)
   // The metrics system the source is registered with (a new SparkEnv has a new one).

@@ -36,7 +36,10 @@ class RpmpShuffleManager(conf: SparkConf, isDriver: Boolean)
   RpmpShuffleManager.checkSparkVersion(org.apache.spark.SPARK_VERSION)
   RpmpConf.checkSparkSettings(conf)
   private val rpmpConf = RpmpConf(conf)
-  private val clients = new RpmpClientCache(rpmpConf, if (isDriver) "spark-driver" else "spark")
+  // The client name the servers log and count sessions by (rpmp_server_sessions_per_client_max):
+  // one per JVM, e.g. spark-executor-3.
+  private val clients = new RpmpClientCache(rpmpConf,
+    if (isDriver) "spark-driver" else "spark-executor-" + conf.get("spark.executor.id", "unknown"))
   private lazy val sortManager = new SortShuffleManager(conf)
   // Driver only: shuffle id -> namespace of shuffles stored in RPMP, deleted at unregister/stop.
   private val registered = new ConcurrentHashMap[Int, RpmpShuffleCoordinates]()
