@@ -30,7 +30,8 @@ install_debs() {  # install_debs [DPKG_OPTION...] -- DEB...
 # repack DEB NEW_VERSION [LINE]: DEB rebuilt at NEW_VERSION (its rpmp-common dependency
 # too); LINE, if given, is appended to the packaged rpmp-server.yaml.
 repack() {
-  local deb=$1 v=$2 line=${3:-} d
+  local deb=$1 v=$2 line=${3:-} d name
+  name=$(basename "$deb"); name=${name%%_*}
   d=$(mktemp -d -p "$root/work")
   dpkg-deb -R "$deb" "$d/pkg"
   sed -i "s/^Version: .*/Version: $v/; s/(= $version)/(= $v)/" "$d/pkg/DEBIAN/control"
@@ -38,13 +39,13 @@ repack() {
     echo "$line" >>"$d/pkg/etc/rpmp/rpmp-server.yaml"
     (cd "$d/pkg" && find . -type f ! -path './DEBIAN/*' -printf '%P\0' | xargs -0 md5sum) >"$d/pkg/DEBIAN/md5sums"
   fi
-  dpkg-deb --root-owner-group -b "$d/pkg" "$d/$(basename "${deb%%_*}")_$v.deb" >/dev/null
-  echo "$d/$(basename "${deb%%_*}")_$v.deb"
+  dpkg-deb --root-owner-group -b "$d/pkg" "$d/${name}_$v.deb" >/dev/null
+  echo "$d/${name}_$v.deb"
 }
 
 install_debs -- "$common" "$server"
 [ -s "$conf" ] || fail "rpmp-server.yaml not installed by dpkg --root"
-grep -q '^/etc/rpmp/rpmp-server.yaml ' "$root/var/lib/dpkg/status" ||
+grep -q '^ /etc/rpmp/rpmp-server.yaml ' "$root/var/lib/dpkg/status" ||
   fail "dpkg does not record rpmp-server.yaml as a conffile"
 sed -i 's/^listen: .*/listen: 10.77.0.99:7300  # edited by the operator/' "$conf"
 
