@@ -31,11 +31,13 @@ done
 . "$here/netns_lib.sh"
 
 work=$(mktemp -d /tmp/rpmp20-deploy.XXXXXX)
+chmod 755 "$work"   # the hosts' users (not root) reach their roots inside
 cleanup() {
   local rc=$?
   if [ "$rc" -ne 0 ]; then
     for f in "$work"/*.log; do [ -f "$f" ] && { echo "--- $f"; tail -n 15 "$f"; }; done >&2
   fi
+  disown -a 2>/dev/null || true   # no "Killed" lines for the processes stopped below
   netns_cleanup
   rm -rf "$work" /dev/shm/rpmp20-*.pool
   exit "$rc"
@@ -101,11 +103,14 @@ grep -q "listen: ${addr[s2]}:7300" "$work/s2/etc/rpmp/rpmp-server.yaml" || fail 
 grep -q -- "--listen ${addr[p2]}:7070" "$work/p2/etc/rpmp/rpmp-proxy.flags" || fail "proxy2 flags not edited"
 
 # --- start: etcd (Debian's /etc/default/etcd variables), then each unit's ExecStart ---
-# run_as HOST NAME CMD...: CMD in HOST's namespace as $user, with the units' limits.
+# run_as HOST NAME CMD...: CMD in HOST's namespace as $user, with the units' limits
+# where this machine lets root raise them. pid[NAME] is CMD's own pid (ip netns exec,
+# bash and setpriv each exec the next; a shell function here would add a subshell).
 declare -A pid
 run_as() {
   local h=$1 name=$2; shift 2
-  on "$h" bash -c 'ulimit -l unlimited; ulimit -n 65536; exec setpriv --reuid="$0" --regid="$(id -g "$0")" --clear-groups -- "$@"' \
+  ip netns exec "rpmp20-$h" bash -c 'ulimit -l unlimited 2>/dev/null; ulimit -n 65536 2>/dev/null
+    exec setpriv --reuid="$0" --regid="$(id -g "$0")" --clear-groups -- "$@"' \
     "$user" "$@" >>"$work/$name.log" 2>&1 &
   pid[$name]=$!
 }
