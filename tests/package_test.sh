@@ -18,13 +18,14 @@ set -euo pipefail
 BUILD="$(cd "${1:?usage: $0 BUILD_DIR}" && pwd)"
 here="$(cd "$(dirname "$0")" && pwd)"
 fail() { echo "FAIL: $*" >&2; exit 1; }
-for tool in dpkg dpkg-deb systemd-analyze dpkg-shlibdeps c++; do
+for tool in dpkg dpkg-deb systemd-analyze dpkg-shlibdeps c++ python3; do
   command -v "$tool" >/dev/null || fail "$tool not installed (deploy/install-deps.sh)"
 done
 cmake --build "$BUILD" --target package >"$BUILD/package.log" 2>&1 || { tail -20 "$BUILD/package.log"; fail "cpack failed"; }
 root=$(mktemp -d)
 server_pid=""
 cleanup() {
+  disown -a 2>/dev/null || true
   [ -n "$server_pid" ] && kill -9 "$server_pid" 2>/dev/null
   rm -rf "$root" "/dev/shm/rpmp-package-test-$$.pool"
 }
@@ -75,11 +76,12 @@ grep -q "$root/usr/bin/../lib/rpmp/libpsm2.so.2" <<<"$out" ||
 c++ -std=c++17 -I"$root/usr/include" -o "$root/installed_client" "$here/package/installed_client.cc" \
   -L"$root/usr/lib" -lrpmp -Wl,-rpath,"$root/usr/lib" 2>"$root/cc.log" ||
   { cat "$root/cc.log" >&2; fail "a program cannot compile/link against the installed librpmp headers"; }
-"$root/usr/bin/rpmp-server" --listen 127.0.0.1:0 --pool "/dev/shm/rpmp-package-test-$$.pool:64m" \
+port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+"$root/usr/bin/rpmp-server" --listen "127.0.0.1:$port" --pool "/dev/shm/rpmp-package-test-$$.pool:256m" \
   >"$root/server.log" 2>&1 &
 server_pid=$!
 deadline=$((SECONDS + 30))
-until grep -q "rpmp-server ready" "$root/server.log"; do
+until grep -q "rpmp-server ready" "$root/server.log" 2>/dev/null; do
   kill -0 "$server_pid" 2>/dev/null || { cat "$root/server.log" >&2; fail "installed rpmp-server exited"; }
   [ $SECONDS -lt $deadline ] || fail "installed rpmp-server not ready in 30 s"
   sleep 0.1
