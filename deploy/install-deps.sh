@@ -14,6 +14,7 @@ packages=(
   clang libclang-rt-14-dev
   iperf3 procps psmisc python3-venv hyperfine
   libcpp-httplib-dev prometheus dpkg-dev systemd adduser
+  iproute2 util-linux openssl curl
   libhiredis-dev redis-server redis-tools
 )
 # Java and Maven come with the build machines; install Debian's when they are missing.

@@ -1,54 +1,115 @@
 #!/usr/bin/env bash
-# Makes a small certificate authority and the certificates of an RPMP control plane
-# with openssl (docs/security.md "Control plane"), for deploy/local-cluster.sh and as
-# a starting point for a real cluster:
+# Makes the certificates of an RPMP cluster with openssl, signed by one CA for the whole
+# cluster (docs/security.md "Control plane", docs/deploy.md "Certificates"). Used by
+# deploy/local-cluster.sh, by tests, and by operators on each host:
 #
-#   deploy/make-certs.sh DIR [--hosts H1,H2,...] [--nodes N1,N2,...]
+#   make-certs.sh DIR [--ca CA_DIR] [--hosts H1,H2,...] [--etcd-hosts H1,...]
+#                     [--nodes N1,N2,...] [--owner USER] [--etcd-owner USER]
 #
-# DIR/ca.crt, ca.key          the CA (keep ca.key offline in production)
-# DIR/proxy.crt, proxy.key    rpmp-proxy's gRPC server certificate for the --hosts
-#                             (IP addresses or DNS names; default 127.0.0.1,localhost),
-#                             also its etcd client certificate
-# DIR/etcd.crt, etcd.key      etcd's server certificate for the same hosts
-# DIR/NAME.crt, NAME.key      one per --nodes name (default node0,node1,node2): CN=NAME,
-#                             OU=rpmp-node; the proxy binds a node id to it
-# DIR/client/, DIR/admin/     RPMP_TLS_DIR directories (ca.crt, client.crt, client.key)
-#                             of an application (CN=rpmp-client) and of an operator
-#                             (CN=rpmp-admin, OU=rpmp-admin: drain, delete any namespace)
-# Keys are mode 600. Existing files are kept (rerunning adds only what is missing).
+# --ca CA_DIR       the cluster's CA is CA_DIR/ca.crt + CA_DIR/ca.key (made there when
+#                   missing); DIR gets a copy of ca.crt, never the key. Without --ca the
+#                   CA is DIR/ca.crt + DIR/ca.key (one CA per DIR: fine on one machine,
+#                   wrong for a cluster whose hosts each run this script).
+# --hosts LIST      DIR/proxy.crt, proxy.key: rpmp-proxy's gRPC server certificate for
+#                   these IP addresses or DNS names (what clients and servers dial; default
+#                   127.0.0.1,localhost), also its etcd client certificate. "" = none.
+# --etcd-hosts LIST DIR/etcd.crt, etcd.key: etcd's server (and peer) certificate for the
+#                   addresses in the proxies' --etcd URLs (default: the --hosts). "" = none.
+# --nodes LIST      DIR/NAME.crt, NAME.key per name (default node0,node1,node2): CN=NAME,
+#                   OU=rpmp-node; the proxy binds a node id to it. "" = none.
+# DIR/client/, DIR/admin/  RPMP_TLS_DIR directories (ca.crt, client.crt, client.key) of an
+#                   application (CN=rpmp-client) and of an operator (CN=rpmp-admin,
+#                   OU=rpmp-admin: drain, nodes rm, delete any namespace).
+# --owner USER      keys (mode 600) owned by USER and its group, e.g. rpmp (the units run
+#                   as User=rpmp); default: whoever runs the script.
+# --etcd-owner USER owner of etcd.key (default: user etcd when it exists, else --owner).
+#
+# Rerunning is safe: existing certificates are kept, except one whose SAN differs from
+# the requested hosts or which the CA in use did not sign; those are reissued and the
+# script says so on stderr.
 set -euo pipefail
 
 die() { echo "make-certs: $*" >&2; exit 1; }
-[ $# -ge 1 ] || die "usage: $0 DIR [--hosts H1,H2] [--nodes N1,N2]"
+usage="usage: $0 DIR [--ca CA_DIR] [--hosts H1,H2] [--etcd-hosts H1,H2] [--nodes N1,N2] [--owner USER] [--etcd-owner USER]"
+[ $# -ge 1 ] || die "$usage"
 dir=$1; shift
 hosts=127.0.0.1,localhost
+etcd_hosts=unset
 nodes=node0,node1,node2
+ca_dir=""
+owner=""
+etcd_owner=""
 while [ $# -gt 0 ]; do
-  case $1 in
-    --hosts) hosts=$2; shift 2 ;;
-    --nodes) nodes=$2; shift 2 ;;
-    *) die "unknown argument $1" ;;
+  case $1 in --hosts | --etcd-hosts | --nodes | --ca | --owner | --etcd-owner) ;;
+    *) die "unknown argument $1 ($usage)" ;;
   esac
+  [ $# -ge 2 ] || die "$1 needs a value ($usage)"
+  case $1 in
+    --hosts) hosts=$2 ;;
+    --etcd-hosts) etcd_hosts=$2 ;;
+    --nodes) nodes=$2 ;;
+    --ca) ca_dir=$2 ;;
+    --owner) owner=$2 ;;
+    --etcd-owner) etcd_owner=$2 ;;
+  esac
+  shift 2
 done
+[ "$etcd_hosts" = unset ] && etcd_hosts=$hosts
 command -v openssl >/dev/null || die "openssl not found"
-mkdir -p "$dir/client" "$dir/admin"
+if [ -n "$owner" ]; then getent passwd "$owner" >/dev/null || die "--owner $owner: no such user"; fi
+if [ -z "$etcd_owner" ]; then
+  if getent passwd etcd >/dev/null; then etcd_owner=etcd; else etcd_owner=$owner; fi
+elif ! getent passwd "$etcd_owner" >/dev/null; then
+  die "--etcd-owner $etcd_owner: no such user"
+fi
 umask 077
+mkdir -p "$dir/client" "$dir/admin"
+ca_dir=${ca_dir:-$dir}
+mkdir -p "$ca_dir"
 
-san=""
-IFS=, read -ra hs <<<"$hosts"
-for h in "${hs[@]}"; do
-  if [[ $h =~ ^[0-9.]+$ || $h == *:* ]]; then san+="${san:+,}IP:$h"; else san+="${san:+,}DNS:$h"; fi
-done
-
-if [ ! -s "$dir/ca.crt" ]; then
+if [ ! -s "$ca_dir/ca.crt" ]; then
   openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -days 3650 \
-    -subj "/CN=rpmp cluster CA" -keyout "$dir/ca.key" -out "$dir/ca.crt" 2>/dev/null
+    -subj "/CN=rpmp cluster CA" -keyout "$ca_dir/ca.key" -out "$ca_dir/ca.crt" 2>/dev/null
+  chmod 644 "$ca_dir/ca.crt"
+  echo "make-certs: made a new cluster CA in $ca_dir (keep ca.key offline)" >&2
+fi
+[ -s "$ca_dir/ca.key" ] || die "$ca_dir/ca.key missing: the CA's key is needed to sign"
+if [ "$ca_dir" != "$dir" ] && ! cmp -s "$ca_dir/ca.crt" "$dir/ca.crt"; then
+  [ -s "$dir/ca.crt" ] && echo "make-certs: $dir/ca.crt replaced by the cluster CA of $ca_dir" >&2
+  cp "$ca_dir/ca.crt" "$dir/ca.crt"
 fi
 
-# issue NAME SUBJECT EXTENDED_KEY_USAGE [SAN]: NAME.crt/NAME.key signed by the CA.
+# san_of LIST: "IP:a,DNS:b" for a comma-separated list of addresses and names.
+san_of() {
+  local out="" h
+  IFS=, read -ra hs <<<"$1"
+  for h in "${hs[@]}"; do
+    [ -n "$h" ] || continue
+    if [[ $h =~ ^[0-9.]+$ || $h == *:* ]]; then out+="${out:+,}IP:$h"; else out+="${out:+,}DNS:$h"; fi
+  done
+  echo "$out"
+}
+# sorted SAN: a SAN list in a canonical order, to compare requested and issued.
+sorted() { tr -d ' ' <<<"$1" | tr ',' '\n' | sed 's/^IPAddress:/IP:/' | grep -v '^$' | sort | paste -sd, - || true; }
+# issued_san CRT: the SAN of an existing certificate, canonical.
+issued_san() {
+  sorted "$(openssl x509 -in "$1" -noout -ext subjectAltName 2>/dev/null | tail -n +2 | tr -d ' ')"
+}
+
+# issue NAME SUBJECT EXTENDED_KEY_USAGE [SAN]: NAME.crt/NAME.key signed by the CA; an
+# existing certificate is kept unless its SAN or its CA differs.
 issue() {
   local name=$1 subj=$2 eku=$3 alt=${4:-}
-  [ -s "$dir/$name.crt" ] && return 0
+  if [ -s "$dir/$name.crt" ] && [ -s "$dir/$name.key" ]; then
+    local reason=""
+    if ! openssl verify -CAfile "$dir/ca.crt" "$dir/$name.crt" >/dev/null 2>&1; then
+      reason="not signed by the cluster CA $ca_dir/ca.crt"
+    elif [ "$(issued_san "$dir/$name.crt")" != "$(sorted "$alt")" ]; then
+      reason="SAN changed from '$(issued_san "$dir/$name.crt")' to '$(sorted "$alt")'"
+    fi
+    [ -z "$reason" ] && return 0
+    echo "make-certs: $dir/$name.crt: $reason; reissued" >&2
+  fi
   openssl req -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -subj "$subj" \
     -keyout "$dir/$name.key" -out "$dir/$name.csr" 2>/dev/null
   {
@@ -57,17 +118,35 @@ issue() {
     echo "extendedKeyUsage=$eku"
     [ -n "$alt" ] && echo "subjectAltName=$alt"
   } >"$dir/$name.ext"
-  openssl x509 -req -in "$dir/$name.csr" -CA "$dir/ca.crt" -CAkey "$dir/ca.key" -CAcreateserial \
-    -days 825 -extfile "$dir/$name.ext" -out "$dir/$name.crt" 2>/dev/null
+  openssl x509 -req -in "$dir/$name.csr" -CA "$ca_dir/ca.crt" -CAkey "$ca_dir/ca.key" \
+    -CAcreateserial -days 825 -extfile "$dir/$name.ext" -out "$dir/$name.crt" 2>/dev/null
   rm -f "$dir/$name.csr" "$dir/$name.ext"
 }
 
-issue proxy "/CN=rpmp-proxy" serverAuth,clientAuth "$san"
-issue etcd "/CN=etcd" serverAuth,clientAuth "$san"
+# own KEY USER: the key readable by USER (and its group) only.
+own() {
+  chmod 600 "$1"
+  [ -n "$2" ] && chown "$2:$(id -gn "$2")" "$1"
+  return 0
+}
+
+if [ -n "$hosts" ]; then
+  issue proxy "/CN=rpmp-proxy" serverAuth,clientAuth "$(san_of "$hosts")"
+  own "$dir/proxy.key" "$owner"
+fi
+if [ -n "$etcd_hosts" ]; then
+  issue etcd "/CN=etcd" serverAuth,clientAuth "$(san_of "$etcd_hosts")"
+  own "$dir/etcd.key" "$etcd_owner"
+fi
 IFS=, read -ra ns <<<"$nodes"
-for n in "${ns[@]}"; do issue "$n" "/OU=rpmp-node/CN=$n" clientAuth; done
+for n in "${ns[@]}"; do
+  [ -n "$n" ] || continue
+  issue "$n" "/OU=rpmp-node/CN=$n" clientAuth
+  own "$dir/$n.key" "$owner"
+done
 issue client/client "/CN=rpmp-client" clientAuth
 issue admin/client "/OU=rpmp-admin/CN=rpmp-admin" clientAuth
 cp "$dir/ca.crt" "$dir/client/ca.crt"
 cp "$dir/ca.crt" "$dir/admin/ca.crt"
 chmod 644 "$dir"/*.crt "$dir"/*/*.crt
+chmod 755 "$dir" "$dir/client" "$dir/admin"
