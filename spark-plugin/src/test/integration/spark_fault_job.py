@@ -15,6 +15,7 @@
 # RPMP_PROXIES, RPMP_CLUSTER_SCRIPT, RPMP_BASE_PORT. Usage: spark_fault_job.py OUT.json
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -90,13 +91,18 @@ def fault_in_task(marker, index, fault):
 
 def delete_partition_object(key):
     def fault():
-        # The app's first shuffle (id 0) is the only one when this job runs.
+        # The app's first shuffle (id 0) is the only one when this job runs. It is stored
+        # as placement groups spark/<app>/0/g<i> (docs/spark-plugin.md): exactly one of
+        # them holds partition `key`.
         names = [n.split()[0] for n in rpmpctl("ns", "ls", "spark/").splitlines() if n.strip()]
-        ns = [n for n in names if n.endswith("/0")]
-        if len(ns) != 1:
-            raise RuntimeError("expected one spark/.../0 namespace, found %s" % names)
-        rpmpctl("del", ns[0], key)
-        return "deleted %s/%s" % (ns[0], key)
+        ns = [n for n in names if re.search(r"/0(/g[0-9]+)?$", n)]
+        holders = [n for n in ns
+                   if key in [l.split()[0] for l in rpmpctl("ls", n).splitlines() if l.strip()]]
+        if len(holders) != 1:
+            raise RuntimeError("expected one namespace of shuffle 0 holding %s, found %s of %s"
+                               % (key, holders, names))
+        rpmpctl("del", holders[0], key)
+        return "deleted %s/%s" % (holders[0], key)
     return fault
 
 
