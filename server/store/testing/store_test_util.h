@@ -17,6 +17,7 @@
 #include "server/store/log_store.h"
 #include "server/store/open_store.h"
 #include "server/store/store.h"
+#include "server/store/testing/forwarding_medium.h"
 
 namespace rpmp {
 namespace store_test {
@@ -58,27 +59,9 @@ inline std::unique_ptr<Store> OpenOrDie(const StoreOptions& options) {
 
 // A Medium that forwards to one it does not own, so a test can close a LogStore and
 // open another over the same DRAM (a "restart" that keeps the memory).
-class BorrowedMedium : public Medium {
+class BorrowedMedium : public ForwardingMedium {
  public:
-  explicit BorrowedMedium(Medium* inner) : inner_(inner) {}
-  const std::string& path() const override { return inner_->path(); }
-  const std::string& promise() const override { return inner_->promise(); }
-  char* base() const override { return inner_->base(); }
-  uint64_t capacity() const override { return inner_->capacity(); }
-  uint64_t allocation_overhead() const override { return inner_->allocation_overhead(); }
-  StatusOr<uint64_t> Allocate(uint32_t type, uint64_t size, const void* header,
-                              uint64_t header_len) override {
-    return inner_->Allocate(type, size, header, header_len);
-  }
-  void Free(uint64_t offset) override { inner_->Free(offset); }
-  std::vector<uint64_t> ObjectsOfType(uint32_t type) override {
-    return inner_->ObjectsOfType(type);
-  }
-  void Persist(const void* p, uint64_t len) override { inner_->Persist(p, len); }
-  char* root() const override { return inner_->root(); }
-
- private:
-  Medium* inner_;
+  using ForwardingMedium::ForwardingMedium;
 };
 
 inline std::unique_ptr<Store> OpenLogStoreOrDie(Medium* medium) {
