@@ -11,6 +11,7 @@
 
 #include "client-cpp/src/client_impl.h"
 #include "rpmp/client.h"
+#include "tests/poll.h"
 #include "tests/server_process.h"
 
 namespace rpmp {
@@ -60,12 +61,7 @@ struct TestClient {
 // Polls `pred` until it holds or 20 s pass.
 template <typename Pred>
 bool Eventually(Pred pred) {
-  auto until = Clock::now() + std::chrono::seconds(20);
-  while (Clock::now() < until) {
-    if (pred()) return true;
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
-  }
-  return pred();
+  return testing::Eventually(pred, std::chrono::seconds(20));
 }
 
 // The appended records of (ns, key), as one string.

@@ -17,6 +17,7 @@
 #include "common/tcp_connect.h"
 #include "rpmp/client.h"
 #include "tests/hostile_peer.h"
+#include "tests/poll.h"
 #include "tests/server_process.h"
 #include "tests/test_util.h"
 
@@ -87,12 +88,8 @@ double Metric(int port, const std::string& name) {
 
 // Polls `metric` until it is at most `want`, up to `limit`; returns the last value.
 double AwaitAtMost(int port, const std::string& metric, double want, std::chrono::milliseconds limit) {
-  auto until = std::chrono::steady_clock::now() + limit;
   double v = Metric(port, metric);
-  while (v > want && std::chrono::steady_clock::now() < until) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(50));  // polling, not synchronization
-    v = Metric(port, metric);
-  }
+  testing::Eventually([&] { return (v = Metric(port, metric)) <= want; }, limit);
   return v;
 }
 
@@ -183,9 +180,7 @@ TEST_CASE("attack: junk in a HELLO's address does not make a new identity for th
       n++;
     return n;
   };
-  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
-  while (evictions() < 4 && std::chrono::steady_clock::now() < deadline)
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));  // poll the log
+  testing::Eventually([&] { return evictions() >= 4; }, std::chrono::seconds(5));
   CHECK(evictions() == 4);
   // Junk appended after the address is not an address at all: no reply.
   std::string appended = own + "appended-junk";  // wire::Request holds views
@@ -206,10 +201,9 @@ TEST_CASE("attack: a HELLO naming another connected peer's address gets nothing 
   HostilePeer attacker(server.address());
   REQUIRE(attacker.Fire(attacker.HelloClaiming(victim.fabric->LocalAddress())));
   // The server knows the victim's address and the HELLO did not come from it.
-  auto until = std::chrono::steady_clock::now() + std::chrono::seconds(5);
-  while (server.Log().find("hello with the address of another peer") == std::string::npos &&
-         std::chrono::steady_clock::now() < until)
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  testing::Eventually(
+      [&] { return server.Log().find("hello with the address of another peer") != std::string::npos; },
+      std::chrono::seconds(5));
   CHECK(server.Log().find("hello with the address of another peer") != std::string::npos);
   CHECK(victim.Serves());
   ExpectServes(server, kSecret);
