@@ -8,6 +8,10 @@ cd "$(dirname "$0")/.."
 quick=0
 [ "${1:-}" = "--quick" ] && quick=1
 
+started=$SECONDS
+# phase NAME: prints the phase's name and the minutes since the start, so a CI log shows
+# where its time goes (CI's limit is 90 minutes on 2 cores).
+phase() { echo "== $1 (at $(( (SECONDS - started) / 60 )) min)"; }
 deploy/install-deps.sh
 PATH="$(deploy/install-spark.sh):$PATH"
 export PATH
@@ -16,16 +20,16 @@ export PATH
 spark35=$(deploy/install-spark.sh 3.5.7)
 smoke=""
 for v in 4.0.5 4.1.4 4.3.0; do smoke+="$v=$(deploy/install-spark.sh "$v");"; done
-echo "== build (RelWithDebInfo, with the Java client and the Spark plugin)"
+phase "build (RelWithDebInfo, with the Java client and the Spark plugin)"
 BUILD_DIR=build deploy/build.sh -DRPMP_JAVA=ON -DRPMP_SPARK_3_5_BIN="$spark35" \
   -DRPMP_SPARK_SMOKE="${smoke%;}"
-echo "== tests"
+phase "tests"
 ctest --test-dir build --output-on-failure -j 2 --timeout 1200
 
 if [ "$quick" -eq 0 ]; then
-  echo "== build with AddressSanitizer + UndefinedBehaviorSanitizer"
+  phase "build with AddressSanitizer + UndefinedBehaviorSanitizer"
   BUILD_DIR=build-asan BUILD_TYPE=Debug deploy/build.sh -DRPMP_SANITIZE=ON
-  echo "== tests under ASan/UBSan"
+  phase "tests under ASan/UBSan"
   # Every C++ test again, less the whole-system runs that the pass above covers and
   # that only time (not memory safety) would distinguish here: the fault campaigns,
   # Prometheus, the Debian packages, the deployment on network namespaces, the key-value
@@ -33,10 +37,10 @@ if [ "$quick" -eq 0 ]; then
   ASAN_OPTIONS=detect_leaks=0:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
     ctest --test-dir build-asan --output-on-failure -j 2 --timeout 900 \
       -E "^(chaos_short|chaos_failed_seeds|prometheus_scrapes_local_cluster|debian_packages_install_and_run|deploy_guide_on_network_namespaces|kv_bench_smoke|proxy_go_test)$"
-  echo "== fuzz the wire decoder (libFuzzer, 60 s)"
+  phase "fuzz the wire decoder (libFuzzer, 60 s)"
   CC=clang CXX=clang++ BUILD_DIR=build-fuzz deploy/build.sh -DRPMP_FUZZ=ON
   mkdir -p build-fuzz/corpus
   build-fuzz/bin/wire_fuzz -max_total_time=60 -max_len=70000 -print_final_stats=1 build-fuzz/corpus \
     2>&1 | tail -n 12
 fi
-echo "== all tests passed"
+phase "all tests passed"

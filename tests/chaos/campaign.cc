@@ -16,6 +16,7 @@
 //
 // Usage: chaos_campaign [--seed N] [--faults N] [--servers 3..5] [--threads N]
 //                       [--namespaces N] [--gap-ms N] [--kinds kill,pause,proxy,etcd,overlap]
+//                       [--groups 1]
 // Needs RPMP_BIN_DIR (rpmp-server, rpmp-proxy) and /usr/bin/etcd.
 #include <signal.h>
 
@@ -52,7 +53,11 @@ struct Config {
 
 double Secs(Clock::duration d) { return std::chrono::duration<double>(d).count(); }
 
-std::string NsName(uint32_t i) { return "chaos/ns" + std::to_string(i); }
+// With --groups the namespaces are placement groups of one parent (`chaos/shuffle/g<i>`,
+// as the Spark plugin names a shuffle's groups), which the proxy stripes over every node;
+// without, independent namespaces (`chaos/ns<i>`), each placed by its own hash.
+std::string g_ns_prefix = "chaos/ns";
+std::string NsName(uint32_t i) { return g_ns_prefix + std::to_string(i); }
 
 // Workload: one client per thread; each op is in the ledger before it is sent.
 class Workload {
@@ -304,9 +309,9 @@ bool Converged(ClusterHarness& h, const Config& cfg, StoredState* state, std::st
 }
 
 int RunCampaign(const Config& cfg) {
-  std::printf("chaos seed=%llu faults=%d servers=%d threads=%d namespaces=%d gap_ms=%d\n",
+  std::printf("chaos seed=%llu faults=%d servers=%d threads=%d namespaces=%d (%s*) gap_ms=%d\n",
               static_cast<unsigned long long>(cfg.seed), cfg.faults, cfg.servers, cfg.threads, cfg.namespaces,
-              cfg.gap_ms);
+              g_ns_prefix.c_str(), cfg.gap_ms);
   std::fflush(stdout);
   StartWatchdog(std::chrono::seconds(300 + 30 * cfg.faults));
   ClusterHarness h;
@@ -406,6 +411,7 @@ int main(int argc, char** argv) {
     else if (k == "--threads") cfg.threads = std::max(1, std::atoi(v.c_str()));
     else if (k == "--namespaces") cfg.namespaces = std::max(1, std::atoi(v.c_str()));
     else if (k == "--gap-ms") cfg.gap_ms = std::max(0, std::atoi(v.c_str()));
+    else if (k == "--groups") rpmp::chaos::g_ns_prefix = v == "1" ? "chaos/shuffle/g" : "chaos/ns";
     else if (k == "--kinds") {
       cfg.kinds.clear();
       size_t at = 0;

@@ -35,15 +35,10 @@ start_rpmp_cluster "$work" "$build_dir" "$repo" "$python_bin"
 proxies=$RPMP_PROXIES
 rpmpctl=("$build_dir/bin/rpmpctl" --proxy "$proxies")
 
-common=(--master "local-cluster[2,1,1024]" --driver-memory 1g
-  --conf spark.ui.enabled=false --conf spark.sql.adaptive.enabled=true
-  --conf spark.speculation=true --conf spark.speculation.quantile=0.5
-  --conf spark.speculation.multiplier=1.5 --conf spark.speculation.minTaskRuntime=100ms
-  --conf spark.sql.shuffle.partitions=8
-  --conf spark.eventLog.enabled=true --conf spark.eventLog.compress=false
-  --conf spark.eventLog.rolling.enabled=false)
+source "$here/spark-it-common.sh"
+common=("${spark_it_common[@]}")
 # Each run logs its events to its own directory; spark_it_job.py reads them back.
-mkdir "$work/events-rpmp" "$work/events-sort"
+mkdir "$work/events-rpmp"
 rpmp=(--conf spark.shuffle.manager=io.rpmp.spark.PmofShuffleManager
   --conf "spark.rpmp.proxies=$proxies" --conf spark.rpmp.replicas=2 --conf spark.rpmp.ttl=1h
   --conf spark.rpmp.fallback=fail --conf spark.rpmp.pushBufferSize=256k
@@ -53,10 +48,7 @@ echo "== RPMP shuffle, cluster mode (proxies $proxies)"
 "$spark_submit" "${common[@]}" "${rpmp[@]}" --conf "spark.eventLog.dir=$work/events-rpmp" \
   "$here/spark_it_job.py" "$work/rpmp.json" \
   > "$work/rpmp.log" 2>&1 || { tail -50 "$work/rpmp.log"; echo "RPMP run failed"; exit 1; }
-echo "== Spark sort shuffle"
-"$spark_submit" "${common[@]}" --conf "spark.eventLog.dir=$work/events-sort" \
-  "$here/spark_it_job.py" "$work/sort.json" \
-  > "$work/sort.log" 2>&1 || { tail -50 "$work/sort.log"; echo "sort run failed"; exit 1; }
+sort_reference "$spark_submit" "$here" "$work" || exit 1
 
 passed=0 failed=0
 ok() { echo "ok   $1"; passed=$((passed+1)); }
