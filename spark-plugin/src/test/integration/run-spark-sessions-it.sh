@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Long-application test of sessions (issue 23, docs/security.md "How a session ends"):
 # one Spark application of 100 queries x 3 shuffles (spark_sessions_job.py, >= 300 shuffles)
-# on a local RPMP cluster (deploy/local-cluster.sh: etcd + 2 rpmp-proxy + 3 rpmp-server)
+# on a local RPMP cluster (deploy/local-cluster.sh: etcd + 2 rpmp-proxy + 3 rpmp-server
+# with pools of 512 MiB: issue 24's "100 SQL queries on 3 x 512 MiB" workload)
 # with spark-submit --master local-cluster[2,1,1024], and the same application on Spark's
 # sort shuffle (--master local[2]). Checks every job's result is the same, and from each server's metrics
 # that sessions are per JVM, not per shuffle: no client (driver, spark-executor-N) ever
@@ -32,6 +33,7 @@ export PYSPARK_PYTHON="$python_bin" PYSPARK_DRIVER_PYTHON="$python_bin"
 work=$(mktemp -d /tmp/rpmp-spark-sessions-it.XXXXXX)
 # shellcheck source=rpmp-cluster-lib.sh
 source "$here/rpmp-cluster-lib.sh"
+export RPMP_POOL_SIZE=${RPMP_POOL_SIZE:-512m}
 start_rpmp_cluster "$work" "$build_dir" "$repo" "$python_bin"
 
 common=(--driver-memory 1g
