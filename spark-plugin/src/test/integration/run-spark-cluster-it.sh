@@ -7,26 +7,15 @@
 # 2 replicas and that nothing of the app is left in RPMP afterwards (`rpmpctl ns ls
 # spark/` empty). Prints "N passed, M failed"; exits non-zero on any failure.
 # Needs pyspark==4.2.0 (spark-submit on PATH or SPARK_SUBMIT), etcd, and a build with
-# <build>/bin/{rpmp-server,rpmp-proxy,rpmpctl} and <build>/jars/rpmp-spark.jar; exits 1 (a failure, never a skip)
-# (ctest: skipped) when spark-submit, etcd or rpmp-proxy is missing.
+# <build>/bin/{rpmp-server,rpmp-proxy,rpmpctl} and <build>/jars/rpmp-spark.jar; exits 1
+# (a failure, never a skip) when one is missing (spark-it-prereqs.sh).
 #   spark-plugin/src/test/integration/run-spark-cluster-it.sh <cmake build dir>
 set -euo pipefail
 build_dir=$(cd "${1:?usage: run-spark-cluster-it.sh <cmake build dir>}" && pwd)
 here=$(cd "$(dirname "$0")" && pwd)
 repo=$(cd "$here/../../../.." && pwd)
-spark_submit=${SPARK_SUBMIT:-$(command -v spark-submit || true)}
-[[ -x "$spark_submit" ]] || { echo "spark-submit not found (pip install pyspark==4.2.0)"; exit 1; }
-jar=${RPMP_SPARK_JAR:-$build_dir/jars/rpmp-spark.jar}  # rpmp-spark-3.5.jar for Spark 3.5
-[[ -f "$jar" ]] || { echo "missing $jar (run client-java/build-jars.sh $build_dir)"; exit 2; }
-jar=$(cd "$(dirname "$jar")" && pwd)/$(basename "$jar")  # executors need an absolute path
-for b in rpmp-server rpmpctl; do
-  [[ -x "$build_dir/bin/$b" ]] || { echo "missing $build_dir/bin/$b"; exit 2; }
-done
-[[ -x "$build_dir/bin/rpmp-proxy" ]] || { echo "missing $build_dir/bin/rpmp-proxy (Go)"; exit 1; }
-command -v etcd >/dev/null || { echo "etcd not found (Debian package etcd-server)"; exit 1; }
-python_bin=${PYSPARK_PYTHON:-$(dirname "$spark_submit")/python3}
-[[ -x "$python_bin" ]] || python_bin=$(command -v python3)
-export PYSPARK_PYTHON="$python_bin" PYSPARK_DRIVER_PYTHON="$python_bin"
+source "$here/spark-it-prereqs.sh"
+spark_it_prereqs "$build_dir" rpmp-server rpmpctl rpmp-proxy etcd
 
 work=$(mktemp -d /tmp/rpmp-spark-cluster-it.XXXXXX)
 # shellcheck source=rpmp-cluster-lib.sh

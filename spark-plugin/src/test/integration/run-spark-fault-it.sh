@@ -21,17 +21,8 @@ set -euo pipefail
 build_dir=$(cd "${1:?usage: run-spark-fault-it.sh <cmake build dir>}" && pwd)
 here=$(cd "$(dirname "$0")" && pwd)
 repo=$(cd "$here/../../../.." && pwd)
-spark_submit=${SPARK_SUBMIT:-$(command -v spark-submit || true)}
-[[ -x "$spark_submit" ]] || { echo "spark-submit not found (pip install pyspark==4.2.0)"; exit 1; }
-jar="$build_dir/jars/rpmp-spark.jar"
-[[ -f "$jar" ]] || { echo "missing $jar (run client-java/build-jars.sh $build_dir)"; exit 1; }
-for b in rpmp-server rpmp-proxy rpmpctl; do
-  [[ -x "$build_dir/bin/$b" ]] || { echo "missing $build_dir/bin/$b"; exit 1; }
-done
-command -v etcd >/dev/null || { echo "etcd not found (Debian package etcd-server)"; exit 1; }
-python_bin=${PYSPARK_PYTHON:-$(dirname "$spark_submit")/python3}
-[[ -x "$python_bin" ]] || python_bin=$(command -v python3)
-export PYSPARK_PYTHON="$python_bin" PYSPARK_DRIVER_PYTHON="$python_bin"
+source "$here/spark-it-prereqs.sh"
+spark_it_prereqs "$build_dir" rpmp-server rpmp-proxy rpmpctl etcd
 
 # Small pools: these jobs shuffle a few MB, and a big pool takes long to create under load.
 export RPMP_POOL_SIZE=${RPMP_POOL_SIZE:-256m}

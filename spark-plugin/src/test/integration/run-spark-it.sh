@@ -8,14 +8,8 @@
 set -euo pipefail
 build_dir=$(cd "${1:?usage: run-spark-it.sh <cmake build dir>}" && pwd)
 here=$(cd "$(dirname "$0")" && pwd)
-spark_submit=${SPARK_SUBMIT:-$(command -v spark-submit || true)}
-[[ -x "$spark_submit" ]] || { echo "spark-submit not found (pip install pyspark==4.2.0)"; exit 2; }
-jar=${RPMP_SPARK_JAR:-$build_dir/jars/rpmp-spark.jar}  # rpmp-spark-3.5.jar for Spark 3.5
-[[ -f "$jar" ]] || { echo "missing $jar (run client-java/build-jars.sh $build_dir)"; exit 2; }
-jar=$(cd "$(dirname "$jar")" && pwd)/$(basename "$jar")  # executors need an absolute path
-python_bin=${PYSPARK_PYTHON:-$(dirname "$spark_submit")/python3}
-[[ -x "$python_bin" ]] || python_bin=$(command -v python3)
-export PYSPARK_PYTHON="$python_bin" PYSPARK_DRIVER_PYTHON="$python_bin"
+source "$here/spark-it-prereqs.sh"
+spark_it_prereqs "$build_dir" rpmp-server
 
 work=$(mktemp -d /tmp/rpmp-spark-it.XXXXXX)
 source "$here/rpmp-server-lib.sh"

@@ -11,13 +11,8 @@
 set -euo pipefail
 build_dir=$(cd "${1:?usage: run-spark-security-it.sh <cmake build dir>}" && pwd)
 here=$(cd "$(dirname "$0")" && pwd)
-spark_submit=${SPARK_SUBMIT:?SPARK_SUBMIT must name spark-submit}
-[[ -x "$spark_submit" ]] || { echo "FAIL spark-submit $spark_submit is missing"; exit 1; }
-jar=${RPMP_SPARK_JAR:-$build_dir/jars/rpmp-spark.jar}
-[[ -f "$jar" ]] || { echo "FAIL missing $jar (client-java/build-jars.sh $build_dir)"; exit 1; }
-jar=$(cd "$(dirname "$jar")" && pwd)/$(basename "$jar")
-python_bin=$(dirname "$spark_submit")/python3
-export PYSPARK_PYTHON="$python_bin" PYSPARK_DRIVER_PYTHON="$python_bin"
+source "$here/spark-it-prereqs.sh"
+spark_it_prereqs "$build_dir" rpmp-server
 unset RPMP_SECRET_FILE  # only the Spark settings under test may give the secret
 
 work=$(mktemp -d /tmp/rpmp-spark-security.XXXXXX)

@@ -7,13 +7,8 @@
 set -euo pipefail
 build_dir=$(cd "${1:?usage: run-spark-smoke.sh <cmake build dir>}" && pwd)
 here=$(cd "$(dirname "$0")" && pwd)
-spark_submit=${SPARK_SUBMIT:?SPARK_SUBMIT must name spark-submit (deploy/install-spark.sh VERSION)}
-[[ -x "$spark_submit" ]] || { echo "FAIL spark-submit $spark_submit is missing"; exit 1; }
-jar=${RPMP_SPARK_JAR:-$build_dir/jars/rpmp-spark.jar}
-[[ -f "$jar" ]] || { echo "FAIL missing $jar (client-java/build-jars.sh $build_dir)"; exit 1; }
-jar=$(cd "$(dirname "$jar")" && pwd)/$(basename "$jar")  # executors need an absolute path
-python_bin=$(dirname "$spark_submit")/python3
-export PYSPARK_PYTHON="$python_bin" PYSPARK_DRIVER_PYTHON="$python_bin"
+source "$here/spark-it-prereqs.sh"
+spark_it_prereqs "$build_dir" rpmp-server
 
 work=$(mktemp -d /tmp/rpmp-spark-smoke.XXXXXX)
 source "$here/rpmp-server-lib.sh"
