@@ -105,19 +105,6 @@ func (t *Table) Get(prefix string) (Limit, bool) {
 // Len is the number of quotas.
 func (t *Table) Len() int { return len(t.limits) }
 
-// BytePrefixes are the prefixes with a byte limit, sorted: the nodes report the
-// bytes of their namespaces under them.
-func (t *Table) BytePrefixes() []string {
-	var out []string
-	for p, l := range t.limits {
-		if l.Bytes > 0 {
-			out = append(out, p)
-		}
-	}
-	sort.Strings(out)
-	return out
-}
-
 // Report replaces what node last said about its namespaces' bytes.
 func (t *Table) Report(node uint64, bytes map[string]uint64) {
 	if len(bytes) == 0 {
@@ -154,17 +141,6 @@ func (t *Table) All(names NamesFunc) []Usage {
 		out = append(out, t.use(l, names))
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Prefix < out[j].Prefix })
-	return out
-}
-
-// Over returns the quotas whose byte limit is used up, by prefix.
-func (t *Table) Over(names NamesFunc) []Usage {
-	var out []Usage
-	for _, u := range t.All(names) {
-		if u.OverBytes() {
-			out = append(out, u)
-		}
-	}
 	return out
 }
 

@@ -71,9 +71,6 @@ func TestNamespaceLimitIsExact(t *testing.T) {
 func TestBytesAreTheLargestCopyPerNamespace(t *testing.T) {
 	q := New()
 	q.Set(Limit{Prefix: "app", Bytes: 1000})
-	if got := q.BytePrefixes(); len(got) != 1 || got[0] != "app" {
-		t.Fatalf("BytePrefixes = %v", got)
-	}
 	ns := names("app/a", "app/b", "zzz")
 	// Two copies of app/a (one behind), one of app/b; zzz is outside.
 	q.Report(1, map[string]uint64{"app/a": 400, "app/b": 100, "zzz": 5000})
@@ -82,13 +79,12 @@ func TestBytesAreTheLargestCopyPerNamespace(t *testing.T) {
 	if len(all) != 1 || all[0].UsedBytes != 500 || all[0].UsedNamespaces != 2 {
 		t.Fatalf("use = %+v, want 500 bytes (400 + 100) in 2 namespaces", all)
 	}
-	if len(q.Over(ns)) != 0 {
+	if q.All(ns)[0].OverBytes() {
 		t.Fatalf("over at 500 of 1000")
 	}
 	q.Report(2, map[string]uint64{"app/a": 950}) // node 2's copy grew past node 1's
-	over := q.Over(ns)
-	if len(over) != 1 || over[0].UsedBytes != 1050 {
-		t.Fatalf("Over = %+v, want app at 1050", over)
+	if u := q.All(ns)[0]; !u.OverBytes() || u.UsedBytes != 1050 {
+		t.Fatalf("use = %+v, want app over at 1050", u)
 	}
 	err := q.CheckCreate("app/c", ns)
 	var ex *Exceeded

@@ -158,7 +158,7 @@ type HeartbeatRequest struct {
 	// this server has applied. The leader resends a deletion until acknowledged.
 	DeletedNamespaces []string `protobuf:"bytes,9,rep,name=deleted_namespaces,json=deletedNamespaces,proto3" json:"deleted_namespaces,omitempty"`
 	// Bytes of live records (headers, keys, payloads) of each local namespace under
-	// one of the last reply's quota_prefixes (docs/cluster.md "Quotas").
+	// one of the last reply's byte_quotas (docs/cluster.md "Quotas").
 	NamespaceBytes []*NamespaceBytes `protobuf:"bytes,10,rep,name=namespace_bytes,json=namespaceBytes,proto3" json:"namespace_bytes,omitempty"`
 	// Per tier (docs/storage-format.md "Tiers"): fast pools and capacity pools.
 	// capacity/free above are the sums over both.
@@ -350,8 +350,8 @@ func (x *NamespaceBytes) GetBytes() uint64 {
 	return 0
 }
 
-// A namespace prefix over its byte quota, as the leader last summed it.
-type QuotaExceeded struct {
+// A namespace prefix's byte quota and its use as the leader last summed it.
+type ByteQuota struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	Prefix        string                 `protobuf:"bytes,1,opt,name=prefix,proto3" json:"prefix,omitempty"`
 	MaxBytes      uint64                 `protobuf:"varint,2,opt,name=max_bytes,json=maxBytes,proto3" json:"max_bytes,omitempty"`
@@ -360,20 +360,20 @@ type QuotaExceeded struct {
 	sizeCache     protoimpl.SizeCache
 }
 
-func (x *QuotaExceeded) Reset() {
-	*x = QuotaExceeded{}
+func (x *ByteQuota) Reset() {
+	*x = ByteQuota{}
 	mi := &file_rpmp_proto_msgTypes[2]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
 
-func (x *QuotaExceeded) String() string {
+func (x *ByteQuota) String() string {
 	return protoimpl.X.MessageStringOf(x)
 }
 
-func (*QuotaExceeded) ProtoMessage() {}
+func (*ByteQuota) ProtoMessage() {}
 
-func (x *QuotaExceeded) ProtoReflect() protoreflect.Message {
+func (x *ByteQuota) ProtoReflect() protoreflect.Message {
 	mi := &file_rpmp_proto_msgTypes[2]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
@@ -385,26 +385,26 @@ func (x *QuotaExceeded) ProtoReflect() protoreflect.Message {
 	return mi.MessageOf(x)
 }
 
-// Deprecated: Use QuotaExceeded.ProtoReflect.Descriptor instead.
-func (*QuotaExceeded) Descriptor() ([]byte, []int) {
+// Deprecated: Use ByteQuota.ProtoReflect.Descriptor instead.
+func (*ByteQuota) Descriptor() ([]byte, []int) {
 	return file_rpmp_proto_rawDescGZIP(), []int{2}
 }
 
-func (x *QuotaExceeded) GetPrefix() string {
+func (x *ByteQuota) GetPrefix() string {
 	if x != nil {
 		return x.Prefix
 	}
 	return ""
 }
 
-func (x *QuotaExceeded) GetMaxBytes() uint64 {
+func (x *ByteQuota) GetMaxBytes() uint64 {
 	if x != nil {
 		return x.MaxBytes
 	}
 	return 0
 }
 
-func (x *QuotaExceeded) GetUsedBytes() uint64 {
+func (x *ByteQuota) GetUsedBytes() uint64 {
 	if x != nil {
 		return x.UsedBytes
 	}
@@ -434,13 +434,12 @@ type HeartbeatReply struct {
 	// primary that stops hearing from the leader stops acknowledging writes
 	// before anyone can replace it. 0 = the server's default.
 	LeaseMs uint32 `protobuf:"varint,6,opt,name=lease_ms,json=leaseMs,proto3" json:"lease_ms,omitempty"`
-	// Prefixes with a byte quota: the server reports the bytes of its namespaces
-	// under them in later heartbeats (namespace_bytes).
-	QuotaPrefixes []string `protobuf:"bytes,7,rep,name=quota_prefixes,json=quotaPrefixes,proto3" json:"quota_prefixes,omitempty"`
-	// Prefixes whose byte quota is used up: a primary refuses new puts and appends
-	// of namespaces under them (RESOURCE_EXHAUSTED, naming prefix, quota and use)
-	// until a later reply no longer lists them. Deletes are always accepted.
-	OverQuota     []*QuotaExceeded `protobuf:"bytes,8,rep,name=over_quota,json=overQuota,proto3" json:"over_quota,omitempty"`
+	// Every prefix with a byte quota, with its use. The server reports the bytes of
+	// its namespaces under them in later heartbeats (namespace_bytes), and as a
+	// primary refuses a put or append under one (RESOURCE_EXHAUSTED, naming prefix,
+	// quota and use) when used_bytes + what it wrote since its heartbeat + the
+	// write's length would pass max_bytes. Deletes are always accepted.
+	ByteQuotas    []*ByteQuota `protobuf:"bytes,7,rep,name=byte_quotas,json=byteQuotas,proto3" json:"byte_quotas,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -517,16 +516,9 @@ func (x *HeartbeatReply) GetLeaseMs() uint32 {
 	return 0
 }
 
-func (x *HeartbeatReply) GetQuotaPrefixes() []string {
+func (x *HeartbeatReply) GetByteQuotas() []*ByteQuota {
 	if x != nil {
-		return x.QuotaPrefixes
-	}
-	return nil
-}
-
-func (x *HeartbeatReply) GetOverQuota() []*QuotaExceeded {
-	if x != nil {
-		return x.OverQuota
+		return x.ByteQuotas
 	}
 	return nil
 }
@@ -2040,22 +2032,21 @@ const file_rpmp_proto_rawDesc = "" +
 	"\x12capacity_tier_free\x18\x0e \x01(\x04R\x10capacityTierFree\":\n" +
 	"\x0eNamespaceBytes\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x14\n" +
-	"\x05bytes\x18\x02 \x01(\x04R\x05bytes\"c\n" +
-	"\rQuotaExceeded\x12\x16\n" +
+	"\x05bytes\x18\x02 \x01(\x04R\x05bytes\"_\n" +
+	"\tByteQuota\x12\x16\n" +
 	"\x06prefix\x18\x01 \x01(\tR\x06prefix\x12\x1b\n" +
 	"\tmax_bytes\x18\x02 \x01(\x04R\bmaxBytes\x12\x1d\n" +
 	"\n" +
-	"used_bytes\x18\x03 \x01(\x04R\tusedBytes\"\xc2\x02\n" +
+	"used_bytes\x18\x03 \x01(\x04R\tusedBytes\"\x99\x02\n" +
 	"\x0eHeartbeatReply\x12\x14\n" +
 	"\x05epoch\x18\x01 \x01(\x04R\x05epoch\x12\x16\n" +
 	"\x06leader\x18\x02 \x01(\tR\x06leader\x122\n" +
 	"\x15heartbeat_interval_ms\x18\x03 \x01(\rR\x13heartbeatIntervalMs\x12+\n" +
 	"\x11delete_namespaces\x18\x04 \x03(\tR\x10deleteNamespaces\x12(\n" +
 	"\x05state\x18\x05 \x01(\x0e2\x12.rpmp.v1.NodeStateR\x05state\x12\x19\n" +
-	"\blease_ms\x18\x06 \x01(\rR\aleaseMs\x12%\n" +
-	"\x0equota_prefixes\x18\a \x03(\tR\rquotaPrefixes\x125\n" +
-	"\n" +
-	"over_quota\x18\b \x03(\v2\x16.rpmp.v1.QuotaExceededR\toverQuota\"\x91\x03\n" +
+	"\blease_ms\x18\x06 \x01(\rR\aleaseMs\x123\n" +
+	"\vbyte_quotas\x18\a \x03(\v2\x12.rpmp.v1.ByteQuotaR\n" +
+	"byteQuotas\"\x91\x03\n" +
 	"\x04Node\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\x04R\x02id\x12\x1a\n" +
 	"\bendpoint\x18\x02 \x01(\tR\bendpoint\x12(\n" +
@@ -2205,7 +2196,7 @@ var file_rpmp_proto_goTypes = []any{
 	(NodeStateHint)(0),             // 1: rpmp.v1.NodeStateHint
 	(*HeartbeatRequest)(nil),       // 2: rpmp.v1.HeartbeatRequest
 	(*NamespaceBytes)(nil),         // 3: rpmp.v1.NamespaceBytes
-	(*QuotaExceeded)(nil),          // 4: rpmp.v1.QuotaExceeded
+	(*ByteQuota)(nil),              // 4: rpmp.v1.ByteQuota
 	(*HeartbeatReply)(nil),         // 5: rpmp.v1.HeartbeatReply
 	(*Node)(nil),                   // 6: rpmp.v1.Node
 	(*GetNodeMapRequest)(nil),      // 7: rpmp.v1.GetNodeMapRequest
@@ -2237,7 +2228,7 @@ var file_rpmp_proto_depIdxs = []int32{
 	1,  // 0: rpmp.v1.HeartbeatRequest.state_hint:type_name -> rpmp.v1.NodeStateHint
 	3,  // 1: rpmp.v1.HeartbeatRequest.namespace_bytes:type_name -> rpmp.v1.NamespaceBytes
 	0,  // 2: rpmp.v1.HeartbeatReply.state:type_name -> rpmp.v1.NodeState
-	4,  // 3: rpmp.v1.HeartbeatReply.over_quota:type_name -> rpmp.v1.QuotaExceeded
+	4,  // 3: rpmp.v1.HeartbeatReply.byte_quotas:type_name -> rpmp.v1.ByteQuota
 	0,  // 4: rpmp.v1.Node.state:type_name -> rpmp.v1.NodeState
 	6,  // 5: rpmp.v1.NodeMap.nodes:type_name -> rpmp.v1.Node
 	0,  // 6: rpmp.v1.Replica.state:type_name -> rpmp.v1.NodeState

@@ -1,8 +1,8 @@
 // leader_quota.go: quotas per namespace prefix on the leader (docs/cluster.md
 // "Quotas"): the admin RPCs that set, clear and list them, the namespace-creation
 // check, and the heartbeat exchange (nodes report bytes under quota prefixes; the
-// reply lists the prefixes whose byte quota is used up, whose writes the primaries
-// then refuse). The logic is internal/quota's; this file wires it to etcd and RPCs.
+// reply gives every byte quota with its use, from which the primaries refuse writes
+// that would pass it). The logic is internal/quota's; this file wires it to etcd and RPCs.
 package server
 
 import (
@@ -12,6 +12,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	"rpmp.io/proxy/internal/auth"
+	"rpmp.io/proxy/internal/nsname"
 	"rpmp.io/proxy/internal/quota"
 	pb "rpmp.io/proxy/internal/rpmpv1"
 	"rpmp.io/proxy/internal/store"
@@ -91,8 +92,13 @@ func (l *Leader) quotaReply(prefix string) *pb.Quota {
 }
 
 // checkCreateQuota refuses (RESOURCE_EXHAUSTED) a new namespace that a covering
-// quota does not allow. Caller holds l.mu (and wmu, so the count is exact).
+// quota does not allow, before it is placed; an existing or malformed name passes
+// (creation is idempotent; PlanCreate reports bad names). Caller holds l.mu (and
+// wmu, so the count is exact).
 func (l *Leader) checkCreateQuota(name string) error {
+	if _, exists := l.cat.Get(name); exists || nsname.Validate(name) != nil {
+		return nil
+	}
 	err := l.quotas.CheckCreate(name, l.cat.Names)
 	var ex *quota.Exceeded
 	if errors.As(err, &ex) {
@@ -113,8 +119,9 @@ func (l *Leader) quotaHeartbeat(req *pb.HeartbeatRequest, reply *pb.HeartbeatRep
 		bytes[nb.Name] = nb.Bytes
 	}
 	l.quotas.Report(req.NodeId, bytes)
-	reply.QuotaPrefixes = l.quotas.BytePrefixes()
-	for _, u := range l.quotas.Over(l.cat.Names) {
-		reply.OverQuota = append(reply.OverQuota, &pb.QuotaExceeded{Prefix: u.Prefix, MaxBytes: u.Bytes, UsedBytes: u.UsedBytes})
+	for _, u := range l.quotas.All(l.cat.Names) {
+		if u.Bytes > 0 {
+			reply.ByteQuotas = append(reply.ByteQuotas, &pb.ByteQuota{Prefix: u.Prefix, MaxBytes: u.Bytes, UsedBytes: u.UsedBytes})
+		}
 	}
 }

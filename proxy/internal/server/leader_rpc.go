@@ -114,15 +114,15 @@ func (l *Leader) CreateNamespace(req *pb.CreateNamespaceRequest, caller auth.Ide
 	defer l.wmu.Unlock()
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	if err := l.checkCreateQuota(req.Name); err != nil {
+		return nil, err
+	}
 	ns, isNew, err := l.cat.PlanCreate(req.Name, opts, l.nodes.RoomyIDs(int(opts.Replicas)), func(id uint64) bool {
 		n, known := l.nodes.Get(id)
 		return !known || n.Liveness == model.Dead // unknown: removed by an operator
 	}, l.now().UnixMilli(), l.epoch)
 	if err != nil || !isNew {
 		return l.nsReply(ns, err)
-	}
-	if err := l.checkCreateQuota(ns.Name); err != nil {
-		return nil, err
 	}
 	ns.Owner = caller.Name
 	var b store.Batch
