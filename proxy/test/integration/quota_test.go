@@ -14,7 +14,7 @@ import (
 // Quotas (docs/cluster.md "Quotas") through a TLS proxy: only the admin certificate
 // sets and clears them; the namespace quota is enforced at creation with a message
 // naming prefix, use and quota; an application can list the use.
-func TestQuotaIsAdminOnlyAndLimitsNamespaces(t *testing.T) {
+func TestAttackQuotaIsAdminOnlyAndLimitsNamespaces(t *testing.T) {
 	c := startSecured(t)
 	node := c.ca.clientTLS(c.ca.issue("node-a", "rpmp-node"))
 	startNodeWith(t, 0xA1, func(addr string) pb.ProxyClient { return dialAs(t, addr, node) }, c.proxy)
