@@ -120,7 +120,9 @@ void ClusterAgent::NoteByteQuotas(const v1::HeartbeatReply& reply) {
     }
     bool was_over = false, known = false;
     for (const ByteQuota& old : byte_quotas_) {
-      if (old.prefix == b.prefix) was_over = old.used >= old.max, known = old.max == b.max;
+      if (old.prefix != b.prefix) continue;
+      was_over = old.used >= old.max;
+      known = old.max == b.max;
     }
     if (!known) {
       RPMP_LOG_INFO("byte quota of prefix %s: %s (%s used)", b.prefix.c_str(), HumanBytes(b.max).c_str(),

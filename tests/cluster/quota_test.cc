@@ -5,6 +5,9 @@
 // quota and use; every acknowledged record still reads back, deletes are never
 // refused and make room again. Also: rpmpctl nodes and stat show space per tier.
 #include <catch2/catch.hpp>
+#include <unistd.h>
+
+#include <cstdio>
 
 #include "tests/cluster/cluster_harness.h"
 #include "tests/test_util.h"
@@ -127,23 +130,40 @@ TEST_CASE("quotas refuse namespaces and bytes over them, through the client and 
 TEST_CASE("rpmpctl nodes and stat show space per tier") {
   ClusterHarness h;
   REQUIRE(h.Start(1, 2));
+  // A third server with a 64 MiB capacity tier (a file pool) beside its fast pool.
+  const std::string cap_pool = "/dev/shm/rpmp-quota-test-cap-" + std::to_string(getpid()) + ".pool";
+  struct Remove {
+    std::string path;
+    ~Remove() { std::remove(path.c_str()); }
+  } remove_cap{cap_pool};
+  ServerProcess tiered("256m", {"--proxy", h.proxy_list(), "--provider", Provider(), "--capacity-pool",
+                                cap_pool + ":64m"});
+  REQUIRE(tiered.Start());
+  REQUIRE(h.WaitLive(3, 20s));
   const std::string proxies = h.proxy_list();
   std::string out, err;
-  REQUIRE(RunTool({"rpmpctl", "--proxy", proxies, "nodes"}, "", &out, &err) == 0);
+  // Tiers come with heartbeats: poll until the tiered node reports its capacity tier.
+  REQUIRE(Eventually([&] {
+    return RunTool({"rpmpctl", "--proxy", proxies, "nodes"}, "", &out, &err) == 0 && Contains(out, " 64.0 MiB\n");
+  }, 10s));
   INFO(out);
-  // The original six columns first, then the tiers; these servers have no capacity tier.
+  // The original six columns first, then the tiers; "-" where a node has no capacity tier.
   CHECK(Contains(out, "NODE              ENDPOINT               STATE           USED        FREE    CAPACITY"
                       "   FAST_USED    FAST_CAP    CAP_USED     CAP_CAP\n"));
-  CHECK(Contains(out, "256.0 MiB           -           -\n"));
+  CHECK(Contains(out, " 256.0 MiB           -           -\n"));
+  CHECK(Contains(out, " 320.0 MiB "));  // the tiered node's capacity over both tiers
   REQUIRE(RunTool({"rpmpctl", "--proxy", proxies, "stat"}, "", &out, &err) == 0);
-  CHECK(Contains(out, "\ntier fast capacity 512.0 MiB used "));
-  CHECK(Contains(out, "\ntier capacity capacity 0 B used 0 B free 0 B\n"));
-  size_t lines = 0;
+  CHECK(Contains(out, "\ntier fast capacity 768.0 MiB used "));
+  CHECK(Contains(out, "\ntier capacity capacity 64.0 MiB used "));
+  size_t lines = 0, with_capacity_tier = 0;
   for (size_t at = out.find("\nnode "); at != std::string::npos; at = out.find("\nnode ", at + 1)) {
     lines++;
-    CHECK(out.find(" fast used ", at) < out.find('\n', at + 1));
+    size_t end = out.find('\n', at + 1);
+    CHECK(out.find(" fast used ", at) < end);
+    if (out.find(" capacity_tier used ", at) < end) with_capacity_tier++;
   }
-  CHECK(lines == 2);
+  CHECK(lines == 3);
+  CHECK(with_capacity_tier == 1);
 }
 
 }  // namespace
