@@ -1,11 +1,13 @@
 // Implementation of rpmpctl's cluster commands (see cluster_commands.h).
 #include "cli/cluster_commands.h"
 
+#include <algorithm>
 #include <cinttypes>
 #include <cstdio>
 #include <cstdlib>
 #include <ctime>
 
+#include "cli/quota_command.h"
 #include "common/config_util.h"
 #include "proto/proxy_client.h"
 
@@ -56,10 +58,21 @@ int Nodes(ProxyClient& proxy) {
   if (!map.ok()) return Fail(map.status());
   std::printf("leader %s epoch %" PRIu64 "\n", map->leader().empty() ? "(none: election in progress)" : map->leader().c_str(),
               map->epoch());
-  std::printf("%-16s  %-21s  %-8s  %10s  %10s  %10s\n", "NODE", "ENDPOINT", "STATE", "USED", "FREE", "CAPACITY");
+  // The per-tier columns come after the original six (scripts may read those by
+  // position); "-" for a tier the node does not have or does not report.
+  std::printf("%-16s  %-21s  %-8s  %10s  %10s  %10s  %10s  %10s  %10s  %10s\n", "NODE", "ENDPOINT", "STATE", "USED",
+              "FREE", "CAPACITY", "FAST_USED", "FAST_CAP", "CAP_USED", "CAP_CAP");
+  auto tier = [](uint64_t capacity, uint64_t free, bool used) {
+    if (capacity == 0) return std::string("-");
+    return HumanBytes(used ? capacity - std::min(free, capacity) : capacity);
+  };
   for (const v1::Node& n : map->nodes())
-    std::printf("%016" PRIx64 "  %-21s  %-8s  %10s  %10s  %10s\n", n.id(), n.endpoint().c_str(), NodeStateName(n.state()),
-                HumanBytes(n.used()).c_str(), HumanBytes(n.free()).c_str(), HumanBytes(n.capacity()).c_str());
+    std::printf("%016" PRIx64 "  %-21s  %-8s  %10s  %10s  %10s  %10s  %10s  %10s  %10s\n", n.id(), n.endpoint().c_str(),
+                NodeStateName(n.state()), HumanBytes(n.used()).c_str(), HumanBytes(n.free()).c_str(),
+                HumanBytes(n.capacity()).c_str(), tier(n.fast_capacity(), n.fast_free(), true).c_str(),
+                tier(n.fast_capacity(), n.fast_free(), false).c_str(),
+                tier(n.capacity_tier_capacity(), n.capacity_tier_free(), true).c_str(),
+                tier(n.capacity_tier_capacity(), n.capacity_tier_free(), false).c_str());
   return 0;
 }
 
@@ -125,7 +138,9 @@ int Namespaces(ProxyClient& proxy, const std::vector<std::string>& w, const std:
 
 }  // namespace
 
-bool IsClusterCommand(const std::string& cmd) { return cmd == "nodes" || cmd == "ns" || cmd == "drain"; }
+bool IsClusterCommand(const std::string& cmd) {
+  return cmd == "nodes" || cmd == "ns" || cmd == "drain" || cmd == "quota";
+}
 
 int RunClusterCommand(const std::vector<std::string>& proxies, const std::vector<std::string>& words,
                       const std::map<std::string, std::string>& opts) {
@@ -136,6 +151,7 @@ int RunClusterCommand(const std::vector<std::string>& proxies, const std::vector
   if (words[0] == "nodes" && words.size() == 1) return Nodes(proxy);
   if (words[0] == "nodes" && words.size() == 3 && words[1] == "rm") return RemoveNode(proxy, words[2]);
   if (words[0] == "ns") return Namespaces(proxy, words, opts);
+  if (words[0] == "quota") return RunQuotaCommand(proxy, words, opts);
   if (words[0] == "drain" && words.size() == 2) {
     uint64_t id = std::strtoull(words[1].c_str(), nullptr, 16);
     if (id == 0) return Bad("drain needs a node id (hex, as 'nodes' prints it)");

@@ -4,6 +4,7 @@
 //   ns create NAME [--replicas R] [--min-replicas M] [--ttl DURATION]
 //   ns ls [PREFIX] | ns show NAME | ns rm NAME [--recursive]
 //   drain NODE_ID [--cancel]
+//   quota set|rm|ls ...                        per-prefix quotas (quota_command.h)
 // Output on stdout, one-line reasons on stderr. Called from rpmpctl.cc's main thread.
 #pragma once
 

@@ -49,12 +49,15 @@ constexpr const char* kUsage =
     "  alloc SIZE                    allocate raw memory; prints its global address\n"
     "  write ADDR FILE | read ADDR LEN FILE | free ADDR   raw memory\n"
     "cluster commands (proxies only):\n"
-    "  nodes                         node map: id, endpoint, state, used/free; the leader\n"
+    "  nodes                         node map: id, endpoint, state, used/free, per tier; the leader\n"
     "  nodes rm NODE                 remove a DEAD node for good (admin certificate; refused\n"
     "                                while a namespace still places a copy on it)\n"
     "  ns create NAME [--replicas R] [--min-replicas M] [--ttl DURATION]\n"
     "  ns ls [PREFIX] | ns show NAME | ns rm NAME [--recursive]\n"
-    "  drain NODE [--cancel]         move a node's namespaces elsewhere\n";
+    "  drain NODE [--cancel]         move a node's namespaces elsewhere\n"
+    "  quota set PREFIX [--bytes SIZE] [--namespaces N]   quota of PREFIX and PREFIX/...\n"
+    "                                (admin certificate); writes over it are refused\n"
+    "  quota rm PREFIX | quota ls    remove one (admin) | every quota with its use\n";
 
 struct Args {
   std::string server, proxy, provider = "tcp;ofi_rxm", timeout = "30s";
@@ -197,7 +200,9 @@ int Main(int argc, char** argv) {
       else if (s == "--provider") a.provider = v;
       else if (s == "--timeout") a.timeout = v;
       else if (s == "--proxy") a.proxy = v;
-      else if (s == "--tag" || s == "--replicas" || s == "--min-replicas" || s == "--ttl") a.opts[s] = v;
+      else if (s == "--tag" || s == "--replicas" || s == "--min-replicas" || s == "--ttl" || s == "--bytes" ||
+               s == "--namespaces")
+        a.opts[s] = v;
       else return Usage("unknown flag " + s);
     } else {
       a.words.push_back(s);

@@ -1,6 +1,7 @@
 // Implementation of rpmpctl stat (see stat_command.h).
 #include "cli/stat_command.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cinttypes>
 #include <cstdio>
@@ -45,21 +46,51 @@ void PrintBody(const ServerStats& s) {
               HumanBytes(k.bytes).c_str(), LastRun(k.last_run_unix_ms).c_str());
 }
 
-// One line per node: its counts and its pools together, or why it has none.
+// " fast used X of Y capacity_tier used X of Y" from the node map (heartbeats);
+// a tier the node does not have is left out.
+std::string Tiers(const NodeStats& n) {
+  std::string out;
+  auto one = [&out](const char* name, uint64_t capacity, uint64_t free) {
+    if (capacity == 0) return;
+    out += std::string(" ") + name + " used " + HumanBytes(capacity - std::min(free, capacity)) + " of " +
+           HumanBytes(capacity);
+  };
+  one("fast", n.fast_capacity, n.fast_free);
+  one("capacity_tier", n.capacity_tier_capacity, n.capacity_tier_free);
+  return out;
+}
+
+// The cluster's space per tier, one line each: "tier NAME capacity X used Y free Z".
+void PrintTierTotals(const std::vector<NodeStats>& nodes) {
+  uint64_t fc = 0, ff = 0, cc = 0, cf = 0;
+  for (const NodeStats& n : nodes) {
+    if (n.state == "DEAD") continue;
+    fc += n.fast_capacity, ff += n.fast_free, cc += n.capacity_tier_capacity, cf += n.capacity_tier_free;
+  }
+  auto line = [](const char* name, uint64_t capacity, uint64_t free) {
+    std::printf("tier %s capacity %s used %s free %s\n", name, HumanBytes(capacity).c_str(),
+                HumanBytes(capacity - std::min(free, capacity)).c_str(), HumanBytes(free).c_str());
+  };
+  line("fast", fc, ff);
+  line("capacity", cc, cf);
+}
+
+// One line per node: its counts and its pools together, or why it has none; then
+// its space per tier (after the older fields).
 void PrintNode(const NodeStats& n) {
   std::printf("node %s at %s %s", NodeIdHex(n.node_id).c_str(), n.endpoint.c_str(), n.state.c_str());
   if (!n.status.ok()) {
-    std::printf(" (%s)\n", n.status.ToString().c_str());
+    std::printf(" (%s)%s\n", n.status.ToString().c_str(), Tiers(n).c_str());
     return;
   }
   const ServerStats& s = n.stats;
   uint64_t capacity = 0, used = 0, free = 0;
   for (const PoolInfo& p : s.pools) capacity += p.capacity, used += p.used, free += p.free;
   std::printf(" namespaces %" PRIu64 " keys %" PRIu64 " records %" PRIu64 " live %s pools %zu capacity %s used %s"
-              " free %s compaction %s\n",
+              " free %s compaction %s%s\n",
               s.namespaces, s.keys, s.records, HumanBytes(s.live_bytes).c_str(), s.pools.size(),
               HumanBytes(capacity).c_str(), HumanBytes(used).c_str(), HumanBytes(free).c_str(),
-              CompactionState(s.compaction));
+              CompactionState(s.compaction), Tiers(n).c_str());
 }
 
 int ClusterStat(Client& c, ClusterControl& cc) {
@@ -69,6 +100,7 @@ int ClusterStat(Client& c, ClusterControl& cc) {
   for (const NodeStats& n : *nodes) answered += n.status.ok() ? 1 : 0;
   std::printf("cluster of %zu nodes (%zu answered) at %s\n", nodes->size(), answered, c.ServerAddress().c_str());
   PrintBody(SumNodeStats(*nodes));  // the same answers, not asked twice
+  PrintTierTotals(*nodes);
   for (const NodeStats& n : *nodes) PrintNode(n);
   return 0;
 }

@@ -266,4 +266,23 @@ StatusOr<v1::RemoveNodeReply> ProxyClient::RemoveNode(uint64_t node_id) {
   return Invoke<v1::RemoveNodeRequest, v1::RemoveNodeReply>("RemoveNode", true, req, &v1::Proxy::Stub::RemoveNode);
 }
 
+StatusOr<v1::Quota> ProxyClient::SetQuota(const std::string& prefix, uint64_t max_bytes, uint64_t max_namespaces) {
+  v1::SetQuotaRequest req;
+  req.set_prefix(prefix);
+  req.set_max_bytes(max_bytes);
+  req.set_max_namespaces(max_namespaces);
+  return Invoke<v1::SetQuotaRequest, v1::Quota>("SetQuota", true, req, &v1::Proxy::Stub::SetQuota);
+}
+
+StatusOr<v1::ClearQuotaReply> ProxyClient::ClearQuota(const std::string& prefix) {
+  v1::ClearQuotaRequest req;
+  req.set_prefix(prefix);
+  return Invoke<v1::ClearQuotaRequest, v1::ClearQuotaReply>("ClearQuota", true, req, &v1::Proxy::Stub::ClearQuota);
+}
+
+StatusOr<v1::ListQuotasReply> ProxyClient::ListQuotas() {
+  return Invoke<v1::ListQuotasRequest, v1::ListQuotasReply>("ListQuotas", true, v1::ListQuotasRequest(),
+                                                            &v1::Proxy::Stub::ListQuotas);
+}
+
 }  // namespace rpmp

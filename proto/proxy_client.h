@@ -54,6 +54,11 @@ class ProxyClient {
   // Leader only, admin certificate: removes a DEAD node from the node map.
   // FailedPrecondition while it is not DEAD or a namespace still places a copy on it.
   StatusOr<v1::RemoveNodeReply> RemoveNode(uint64_t node_id);
+  // Leader only (docs/cluster.md "Quotas"). Set and clear need an admin certificate;
+  // 0 = no limit for that dimension; clearing an absent quota is NotFound.
+  StatusOr<v1::Quota> SetQuota(const std::string& prefix, uint64_t max_bytes, uint64_t max_namespaces);
+  StatusOr<v1::ClearQuotaReply> ClearQuota(const std::string& prefix);
+  StatusOr<v1::ListQuotasReply> ListQuotas();
   // Leader only: the primary adds `node` to (after a repair) or removes it from the
   // namespace's in-sync set; FailedPrecondition on a stale epoch or non-primary.
   StatusOr<v1::Namespace> SetInSync(const std::string& name, uint64_t epoch, uint64_t primary, uint64_t node,

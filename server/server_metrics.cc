@@ -130,6 +130,16 @@ void ServerMetrics::SampleStore(Store* store) {
                                          "Pool bytes held by segments, raw allocations and reserve.", l),
                      registry_->AddGauge("rpmp_server_pool_free_bytes", "Pool bytes free.", l)});
   }
+  // Per tier (docs/storage-format.md "Tiers"): sums over the fast pools and over the
+  // capacity pools; a tier without pools reports 0.
+  struct TierGauges { Gauge *capacity, *used, *free; };
+  std::vector<TierGauges> tiers;
+  for (const char* name : {"fast", "capacity"}) {
+    std::string l = std::string("tier=\"") + name + "\"";
+    tiers.push_back({registry_->AddGauge("rpmp_server_tier_capacity_bytes", "Pool bytes of a tier.", l),
+                     registry_->AddGauge("rpmp_server_tier_used_bytes", "Used pool bytes of a tier.", l),
+                     registry_->AddGauge("rpmp_server_tier_free_bytes", "Free pool bytes of a tier.", l)});
+  }
   registry_->AddSampler([=] {
     StoreStats st = store->Stats();
     namespaces->Set(static_cast<double>(st.namespaces));
@@ -145,6 +155,16 @@ void ServerMetrics::SampleStore(Store* store) {
       pools[i].capacity->Set(static_cast<double>(st.pools[i].capacity));
       pools[i].used->Set(static_cast<double>(st.pools[i].used));
       pools[i].free->Set(static_cast<double>(st.pools[i].free));
+    }
+    double sum[2][3] = {};
+    for (const PoolStats& p : st.pools) {
+      double* t = sum[p.capacity_tier ? 1 : 0];
+      t[0] += static_cast<double>(p.capacity), t[1] += static_cast<double>(p.used), t[2] += static_cast<double>(p.free);
+    }
+    for (size_t i = 0; i < tiers.size(); i++) {
+      tiers[i].capacity->Set(sum[i][0]);
+      tiers[i].used->Set(sum[i][1]);
+      tiers[i].free->Set(sum[i][2]);
     }
   });
 }

@@ -35,6 +35,9 @@ std::unique_ptr<ClusterMode> ClusterMode::Create(const ServerConfig& config, Sto
                                              config.listen, std::chrono::milliseconds(500));
   ClusterAgent* agent = m->agent_.get();
   m->replicator_->SetLeaseCheck([agent] { return agent->WaitLease(std::chrono::milliseconds(1000)); });
+  m->replicator_->SetQuotaCheck(
+      [agent](const std::string& ns, uint64_t length) { return agent->CheckQuota(ns, length); },
+      [agent](const std::string& ns, uint64_t length) { agent->NoteWritten(ns, length); });
   return m;
 }
 

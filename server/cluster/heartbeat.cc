@@ -1,6 +1,9 @@
 // Implementation of ClusterAgent: the heartbeat loop.
 #include "server/cluster/heartbeat.h"
 
+#include <algorithm>
+
+#include "common/config_util.h"
 #include "common/log.h"
 #include "common/thread_name.h"
 
@@ -39,6 +42,21 @@ Status ClusterAgent::Beat() {
     capacity += p.capacity;
     used += p.used;
     free += p.free;
+    if (p.capacity_tier) {
+      req.set_capacity_tier_capacity(req.capacity_tier_capacity() + p.capacity);
+      req.set_capacity_tier_free(req.capacity_tier_free() + p.free);
+    } else {
+      req.set_fast_capacity(req.fast_capacity() + p.capacity);
+      req.set_fast_free(req.fast_free() + p.free);
+    }
+  }
+  std::vector<std::string> quota_prefixes = StartQuotaReport();
+  if (!quota_prefixes.empty()) {
+    for (const NamespaceUsage& u : store_->NamespaceBytes(quota_prefixes)) {
+      v1::NamespaceBytes* nb = req.add_namespace_bytes();
+      nb->set_name(u.ns);
+      nb->set_bytes(u.bytes);
+    }
   }
   req.set_capacity(capacity);
   req.set_used(used);
@@ -57,6 +75,7 @@ Status ClusterAgent::Beat() {
   }
   cv_.notify_all();
   acks_.clear();  // the leader has them
+  NoteByteQuotas(reply);
   for (const std::string& ns : reply.delete_namespaces()) {
     if (ApplyDeletion(ns)) acks_.push_back(ns);
   }
@@ -71,6 +90,78 @@ Status ClusterAgent::Beat() {
     if (replicator_ != nullptr) replicator_->ScanSoon();
   }
   if (reply.heartbeat_interval_ms() > 0) interval_ = std::chrono::milliseconds(reply.heartbeat_interval_ms());
+  return Status::Ok();
+}
+
+namespace {
+bool Covers(const std::string& prefix, const std::string& ns) {
+  return ns.compare(0, prefix.size(), prefix) == 0 && (ns.size() == prefix.size() || ns[prefix.size()] == '/');
+}
+}  // namespace
+
+std::vector<std::string> ClusterAgent::StartQuotaReport() {
+  std::lock_guard<std::mutex> lock(quota_mu_);
+  std::vector<std::string> prefixes;
+  for (const ByteQuota& q : byte_quotas_) prefixes.push_back(q.prefix);
+  report_base_ = written_;  // the store's figures about to be sent include these
+  return prefixes;
+}
+
+void ClusterAgent::NoteByteQuotas(const v1::HeartbeatReply& reply) {
+  std::lock_guard<std::mutex> lock(quota_mu_);
+  std::vector<ByteQuota> now;
+  for (const v1::ByteQuota& q : reply.byte_quotas()) {
+    ByteQuota b{q.prefix(), q.max_bytes(), q.used_bytes(), 0};
+    // Writes since this heartbeat's report: counted by NoteWritten for the old list,
+    // less what the report already held (a failed heartbeat changes nothing).
+    for (size_t i = 0; i < byte_quotas_.size() && i < written_.size(); i++) {
+      uint64_t base = i < report_base_.size() ? report_base_[i] : 0;
+      if (byte_quotas_[i].prefix == b.prefix) b.written = written_[i] - std::min(base, written_[i]);
+    }
+    bool was_over = false, known = false;
+    for (const ByteQuota& old : byte_quotas_) {
+      if (old.prefix != b.prefix) continue;
+      was_over = old.used >= old.max;
+      known = old.max == b.max;
+    }
+    if (!known) {
+      RPMP_LOG_INFO("byte quota of prefix %s: %s (%s used)", b.prefix.c_str(), HumanBytes(b.max).c_str(),
+                    HumanBytes(b.used).c_str());
+    }
+    if (b.used >= b.max && !was_over) {
+      RPMP_LOG_INFO("prefix %s is at its byte quota (%s of %s): refusing its writes", b.prefix.c_str(),
+                    HumanBytes(b.used).c_str(), HumanBytes(b.max).c_str());
+    } else if (b.used < b.max && was_over) {
+      RPMP_LOG_INFO("prefix %s is within its byte quota again (%s of %s)", b.prefix.c_str(),
+                    HumanBytes(b.used).c_str(), HumanBytes(b.max).c_str());
+    }
+    now.push_back(std::move(b));
+  }
+  byte_quotas_ = std::move(now);
+  written_.assign(byte_quotas_.size(), 0);
+  for (size_t i = 0; i < byte_quotas_.size(); i++) written_[i] = byte_quotas_[i].written;
+  report_base_.assign(byte_quotas_.size(), 0);
+}
+
+void ClusterAgent::NoteWritten(const std::string& ns, uint64_t length) {
+  std::lock_guard<std::mutex> lock(quota_mu_);
+  for (size_t i = 0; i < byte_quotas_.size() && i < written_.size(); i++) {
+    if (Covers(byte_quotas_[i].prefix, ns)) written_[i] += length;
+  }
+}
+
+Status ClusterAgent::CheckQuota(const std::string& ns, uint64_t length) const {
+  std::lock_guard<std::mutex> lock(quota_mu_);
+  for (size_t i = 0; i < byte_quotas_.size(); i++) {
+    const ByteQuota& q = byte_quotas_[i];
+    if (!Covers(q.prefix, ns)) continue;
+    uint64_t use = q.used + (i < written_.size() ? written_[i] : 0);
+    if (use + length > q.max || use + length < use) {
+      return Status::NoSpace("quota exceeded: prefix \"" + q.prefix + "\" uses " + HumanBytes(use) + " of its " +
+                             HumanBytes(q.max) + " byte quota, a write of " + HumanBytes(length) + " to " + ns +
+                             " would pass it (delete data, or raise it: rpmpctl quota set " + q.prefix + " --bytes N)");
+    }
+  }
   return Status::Ok();
 }
 

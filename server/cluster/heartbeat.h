@@ -2,6 +2,10 @@
 // heartbeats the proxy leader (found by ProxyClient) with the node's stable id, data
 // endpoint and space figures; applies namespace deletions the leader sends back; and
 // tells the Replicator when the node-map epoch moves (placements may have changed).
+// Quotas (docs/cluster.md "Quotas"): reports the bytes of its namespaces under the
+// leader's byte-quota prefixes, keeps each such quota with the use the leader summed,
+// adds what this node wrote as a primary since the heartbeat (NoteWritten), and
+// answers CheckQuota from that (the Replicator refuses writes that would pass one).
 // When no proxy answers, the server keeps serving data: the agent logs (at most every
 // 10 s) and keeps trying every heartbeat interval.
 //
@@ -38,6 +42,12 @@ class ClusterAgent {
   // LeaseValid(), or waits up to `max` for a heartbeat reply that renews it (a late
   // beat on a loaded machine then delays a write instead of failing it).
   bool WaitLease(std::chrono::milliseconds max);
+  // OK, or ResourceExhausted naming prefix, quota and use when a write of `length`
+  // payload bytes to ns would pass the byte quota of a prefix covering it (use as the
+  // leader last summed it + this node's writes since). Any thread.
+  Status CheckQuota(const std::string& ns, uint64_t length) const;
+  // A write of `length` payload bytes to ns was committed here as its primary.
+  void NoteWritten(const std::string& ns, uint64_t length);
 
  private:
   void Loop();
@@ -54,6 +64,20 @@ class ClusterAgent {
   std::atomic<int64_t> lease_until_ns_{0};  // steady clock
   bool registered_ = false;
   std::vector<std::string> acks_;  // deletions applied, acknowledged in the next beat
+  struct ByteQuota {
+    std::string prefix;
+    uint64_t max = 0, used = 0;  // from the leader
+    uint64_t written = 0;        // by this node since the heartbeat that reported `used`
+  };
+  // The byte quotas' prefixes, for this heartbeat's report (the writes counted so
+  // far are in the store's figures it sends).
+  std::vector<std::string> StartQuotaReport();
+  void NoteByteQuotas(const v1::HeartbeatReply& reply);
+  mutable std::mutex quota_mu_;
+  std::vector<ByteQuota> byte_quotas_;  // guarded by quota_mu_
+  // Per byte_quotas_ entry: bytes written here since the reply that set it, and
+  // that count when the current heartbeat's report was taken. Guarded by quota_mu_.
+  std::vector<uint64_t> written_, report_base_;
   std::mutex mu_;
   std::condition_variable cv_;
   bool stop_ = false;

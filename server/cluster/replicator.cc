@@ -270,6 +270,8 @@ void Replicator::RunWrite(const WriteSpec& spec, Reservation* r, const DoneFn& d
   std::shared_ptr<NsState> s = StateOf(spec.ns);
   Status st = LeaseValid() ? CheckPrimary(spec.ns, s.get())
                            : Status::Unavailable("this node holds no primary lease (no recent heartbeat reply)");
+  // Refused before anything is committed: a write over quota leaves no record anywhere.
+  if (st.ok() && quota_check_) st = quota_check_(spec.ns, spec.length);
   if (!st.ok()) {
     store_->Abort(r);
     return done(st);
@@ -279,6 +281,7 @@ void Replicator::RunWrite(const WriteSpec& spec, Reservation* r, const DoneFn& d
   std::string data(r->payload(), spec.length);
   st = store_->Commit(r);
   if (!st.ok()) return done(st);
+  if (quota_written_) quota_written_(spec.ns, spec.length);
   st = Replicate(spec.ns, s.get(), [&](ReplicaLink* link) {
     return link->Write(spec.kind == WriteKind::kPut, spec.ns, spec.key, spec.tag, data.data(), spec.length,
                        spec.crc, spec.id, FenceOf(s.get()));

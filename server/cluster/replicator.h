@@ -62,6 +62,15 @@ class Replicator : public WriteCoordinator {
   // agent; may wait briefly for a renewal). Without one the node neither starts nor
   // acknowledges writes.
   void SetLeaseCheck(std::function<bool()> lease_valid) { lease_valid_ = std::move(lease_valid); }
+  // Set before Start: `check(ns, length)` is OK, or the error (ResourceExhausted) that
+  // refuses a new put or append of ns because it would pass a byte quota
+  // (docs/cluster.md "Quotas"); `written(ns, length)` is told of each write this
+  // primary committed. Deletes and retries of committed writes are never refused.
+  void SetQuotaCheck(std::function<Status(const std::string&, uint64_t)> check,
+                     std::function<void(const std::string&, uint64_t)> written) {
+    quota_check_ = std::move(check);
+    quota_written_ = std::move(written);
+  }
 
  private:
   struct NsState {
@@ -116,6 +125,8 @@ class Replicator : public WriteCoordinator {
   const uint64_t self_;
   ReplicatorOptions options_;
   std::function<bool()> lease_valid_;
+  std::function<Status(const std::string&, uint64_t)> quota_check_;
+  std::function<void(const std::string&, uint64_t)> quota_written_;
   std::vector<std::unique_ptr<Worker>> workers_;
   bool stopping_ = false;  // guarded by mu_
 

@@ -153,6 +153,7 @@ class LogStore : public Store {
   void PersistRaw(const char* p, uint64_t len) override;
   StatusOr<uint64_t> Compact(const CompactOptions& options) override;
   StoreStats Stats() override;
+  std::vector<NamespaceUsage> NamespaceBytes(const std::vector<std::string>& prefixes) override;
   std::vector<MemoryArea> Areas() override;
   Status SetSegmentRegistrar(SegmentRegistrar* registrar) override;
   uint64_t NodeId() const override { return node_id_; }

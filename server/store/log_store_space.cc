@@ -310,6 +310,7 @@ StoreStats LogStore::Stats() {
     ps.capacity = p->medium->capacity();
     ps.used = std::min<uint64_t>(p->used, ps.capacity);
     ps.free = ps.capacity - ps.used;
+    ps.capacity_tier = p->capacity_tier;
     stats.pools.push_back(ps);
   }
   std::vector<NamespacePtr> all;
@@ -334,6 +335,29 @@ StoreStats LogStore::Stats() {
   stats.compacted_records = compacted_records_;
   stats.compacted_bytes = compacted_bytes_;
   return stats;
+}
+
+std::vector<NamespaceUsage> LogStore::NamespaceBytes(const std::vector<std::string>& prefixes) {
+  auto covered = [&prefixes](const std::string& name) {
+    for (const std::string& p : prefixes) {
+      if (name.compare(0, p.size(), p) == 0 && (name.size() == p.size() || name[p.size()] == '/')) return true;
+    }
+    return false;
+  };
+  std::vector<std::pair<std::string, NamespacePtr>> matched;
+  {
+    std::lock_guard<std::mutex> lock(ns_map_mu_);
+    for (auto& [name, ns] : namespaces_) {
+      if (covered(name)) matched.emplace_back(name, ns);
+    }
+  }
+  std::vector<NamespaceUsage> out;
+  for (auto& [name, ns] : matched) {
+    std::lock_guard<std::mutex> lock(ns->mu);
+    if (ns->deleted) continue;
+    out.push_back({name, ns->live_bytes});
+  }
+  return out;
 }
 
 Status LogStore::SetSegmentRegistrar(SegmentRegistrar* registrar) {

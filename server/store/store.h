@@ -145,6 +145,13 @@ struct PoolStats {
   uint64_t capacity = 0;
   uint64_t used = 0;   // bytes held by segments, raw allocations and the delete reserve
   uint64_t free = 0;
+  bool capacity_tier = false;  // a capacity-tier pool (docs/storage-format.md "Tiers")
+};
+
+// Live record bytes of one namespace (Store::NamespaceBytes).
+struct NamespaceUsage {
+  std::string ns;
+  uint64_t bytes = 0;
 };
 
 struct StoreStats {
@@ -260,6 +267,10 @@ class Store {
   // Returns the record bytes copied; NoSpace ends a step early without an error.
   virtual StatusOr<uint64_t> Compact(const CompactOptions& options) = 0;
   virtual StoreStats Stats() = 0;
+  // Live record bytes (headers, key areas, payloads; as StoreStats::live_bytes) of
+  // every namespace named p or under "p/" for a p in `prefixes` (quota accounting,
+  // docs/cluster.md "Quotas").
+  virtual std::vector<NamespaceUsage> NamespaceBytes(const std::vector<std::string>& prefixes) = 0;
   virtual std::vector<MemoryArea> Areas() = 0;
   // Makes `registrar` register every segment: each existing one now (an error here is
   // returned), and each new one at its creation (an error there fails the write that

@@ -82,6 +82,10 @@ struct NodeStats {
   // for a SUSPECT or DEAD node, or the error of its Stat call.
   Status status;
   ServerStats stats;
+  // Space per tier from the node's last heartbeat (the proxy's node map), whether or
+  // not the node answered; capacity 0 for a tier it does not have (or an older node).
+  uint64_t fast_capacity = 0, fast_free = 0;
+  uint64_t capacity_tier_capacity = 0, capacity_tier_free = 0;
 };
 
 // Cluster-only calls of a Client made by ConnectCluster.

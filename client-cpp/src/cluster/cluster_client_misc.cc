@@ -242,6 +242,10 @@ StatusOr<std::vector<NodeStats>> ClusterClient::StatNodes() {
     ns.node_id = n.id();
     ns.endpoint = n.endpoint();
     ns.state = NodeStateName(n.state());
+    ns.fast_capacity = n.fast_capacity();
+    ns.fast_free = n.fast_free();
+    ns.capacity_tier_capacity = n.capacity_tier_capacity();
+    ns.capacity_tier_free = n.capacity_tier_free();
     if (n.state() != v1::NODE_STATE_LIVE && n.state() != v1::NODE_STATE_DRAINING) {
       ns.status = Status::Unavailable("not asked: the node is " + ns.state);
     } else {

@@ -75,6 +75,7 @@ func run(o options) error {
 		reg := prometheus.NewRegistry()
 		gm := newGRPCMetrics(reg)
 		reg.MustRegister(newClusterCollector(srv, o.advertise, o.opTimeout))
+		reg.MustRegister(newSpaceCollector(srv, o.opTimeout))
 		addr, err := serveMetrics(o.metricsListen, reg)
 		if err != nil {
 			return fmt.Errorf("cannot serve metrics on %s: %w", o.metricsListen, err)

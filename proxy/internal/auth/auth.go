@@ -108,6 +108,8 @@ var methodRoles = map[string]Role{
 	"/rpmp.v1.Proxy/SetInSync":  Node,
 	"/rpmp.v1.Proxy/Drain":      Admin,
 	"/rpmp.v1.Proxy/RemoveNode": Admin,
+	"/rpmp.v1.Proxy/SetQuota":   Admin,
+	"/rpmp.v1.Proxy/ClearQuota": Admin,
 }
 
 // Interceptor authenticates every unary call from the verified peer certificate

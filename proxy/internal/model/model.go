@@ -34,6 +34,16 @@ type Node struct {
 	// Identity is the CN of the node certificate that registered the id (TLS on);
 	// heartbeats for this id from another certificate are refused (docs/security.md).
 	Identity string `json:"identity,omitempty"`
+	Tiers
+}
+
+// Tiers is a node's space per tier (fast pools, capacity pools), as its last
+// heartbeat reported it; zero from servers that do not report tiers.
+type Tiers struct {
+	FastCapacity         uint64 `json:"fast_capacity,omitempty"`
+	FastFree             uint64 `json:"fast_free,omitempty"`
+	CapacityTierCapacity uint64 `json:"capacity_tier_capacity,omitempty"`
+	CapacityTierFree     uint64 `json:"capacity_tier_free,omitempty"`
 }
 
 // Usable reports whether new data may be placed on the node.

@@ -17,6 +17,7 @@ type Beat struct {
 	Endpoint             string
 	Capacity, Free, Used uint64
 	Pools                uint32
+	Tiers                model.Tiers
 	WantDrain            bool
 	Identity             string // certificate CN of the sender; "" without TLS
 }
@@ -55,7 +56,7 @@ func (m *Map) Next(b Beat, now time.Time) (rec model.Node, changed bool) {
 	old, known := m.nodes[b.ID]
 	rec = old
 	rec.ID, rec.Endpoint, rec.Liveness = b.ID, b.Endpoint, model.Live
-	rec.Capacity, rec.Free, rec.Used, rec.Pools = b.Capacity, b.Free, b.Used, b.Pools
+	rec.Capacity, rec.Free, rec.Used, rec.Pools, rec.Tiers = b.Capacity, b.Free, b.Used, b.Pools, b.Tiers
 	rec.LastHeartbeatMs = now.UnixMilli()
 	if !known {
 		rec.RegisteredMs = now.UnixMilli()

@@ -157,8 +157,17 @@ type HeartbeatRequest struct {
 	// Acknowledgements: namespaces of earlier replies' delete_namespaces that
 	// this server has applied. The leader resends a deletion until acknowledged.
 	DeletedNamespaces []string `protobuf:"bytes,9,rep,name=deleted_namespaces,json=deletedNamespaces,proto3" json:"deleted_namespaces,omitempty"`
-	unknownFields     protoimpl.UnknownFields
-	sizeCache         protoimpl.SizeCache
+	// Bytes of live records (headers, keys, payloads) of each local namespace under
+	// one of the last reply's byte_quotas (docs/cluster.md "Quotas").
+	NamespaceBytes []*NamespaceBytes `protobuf:"bytes,10,rep,name=namespace_bytes,json=namespaceBytes,proto3" json:"namespace_bytes,omitempty"`
+	// Per tier (docs/storage-format.md "Tiers"): fast pools and capacity pools.
+	// capacity/free above are the sums over both.
+	FastCapacity         uint64 `protobuf:"varint,11,opt,name=fast_capacity,json=fastCapacity,proto3" json:"fast_capacity,omitempty"`
+	FastFree             uint64 `protobuf:"varint,12,opt,name=fast_free,json=fastFree,proto3" json:"fast_free,omitempty"`
+	CapacityTierCapacity uint64 `protobuf:"varint,13,opt,name=capacity_tier_capacity,json=capacityTierCapacity,proto3" json:"capacity_tier_capacity,omitempty"`
+	CapacityTierFree     uint64 `protobuf:"varint,14,opt,name=capacity_tier_free,json=capacityTierFree,proto3" json:"capacity_tier_free,omitempty"`
+	unknownFields        protoimpl.UnknownFields
+	sizeCache            protoimpl.SizeCache
 }
 
 func (x *HeartbeatRequest) Reset() {
@@ -254,6 +263,154 @@ func (x *HeartbeatRequest) GetDeletedNamespaces() []string {
 	return nil
 }
 
+func (x *HeartbeatRequest) GetNamespaceBytes() []*NamespaceBytes {
+	if x != nil {
+		return x.NamespaceBytes
+	}
+	return nil
+}
+
+func (x *HeartbeatRequest) GetFastCapacity() uint64 {
+	if x != nil {
+		return x.FastCapacity
+	}
+	return 0
+}
+
+func (x *HeartbeatRequest) GetFastFree() uint64 {
+	if x != nil {
+		return x.FastFree
+	}
+	return 0
+}
+
+func (x *HeartbeatRequest) GetCapacityTierCapacity() uint64 {
+	if x != nil {
+		return x.CapacityTierCapacity
+	}
+	return 0
+}
+
+func (x *HeartbeatRequest) GetCapacityTierFree() uint64 {
+	if x != nil {
+		return x.CapacityTierFree
+	}
+	return 0
+}
+
+type NamespaceBytes struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Name          string                 `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
+	Bytes         uint64                 `protobuf:"varint,2,opt,name=bytes,proto3" json:"bytes,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *NamespaceBytes) Reset() {
+	*x = NamespaceBytes{}
+	mi := &file_rpmp_proto_msgTypes[1]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *NamespaceBytes) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*NamespaceBytes) ProtoMessage() {}
+
+func (x *NamespaceBytes) ProtoReflect() protoreflect.Message {
+	mi := &file_rpmp_proto_msgTypes[1]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use NamespaceBytes.ProtoReflect.Descriptor instead.
+func (*NamespaceBytes) Descriptor() ([]byte, []int) {
+	return file_rpmp_proto_rawDescGZIP(), []int{1}
+}
+
+func (x *NamespaceBytes) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *NamespaceBytes) GetBytes() uint64 {
+	if x != nil {
+		return x.Bytes
+	}
+	return 0
+}
+
+// A namespace prefix's byte quota and its use as the leader last summed it.
+type ByteQuota struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Prefix        string                 `protobuf:"bytes,1,opt,name=prefix,proto3" json:"prefix,omitempty"`
+	MaxBytes      uint64                 `protobuf:"varint,2,opt,name=max_bytes,json=maxBytes,proto3" json:"max_bytes,omitempty"`
+	UsedBytes     uint64                 `protobuf:"varint,3,opt,name=used_bytes,json=usedBytes,proto3" json:"used_bytes,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ByteQuota) Reset() {
+	*x = ByteQuota{}
+	mi := &file_rpmp_proto_msgTypes[2]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ByteQuota) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ByteQuota) ProtoMessage() {}
+
+func (x *ByteQuota) ProtoReflect() protoreflect.Message {
+	mi := &file_rpmp_proto_msgTypes[2]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ByteQuota.ProtoReflect.Descriptor instead.
+func (*ByteQuota) Descriptor() ([]byte, []int) {
+	return file_rpmp_proto_rawDescGZIP(), []int{2}
+}
+
+func (x *ByteQuota) GetPrefix() string {
+	if x != nil {
+		return x.Prefix
+	}
+	return ""
+}
+
+func (x *ByteQuota) GetMaxBytes() uint64 {
+	if x != nil {
+		return x.MaxBytes
+	}
+	return 0
+}
+
+func (x *ByteQuota) GetUsedBytes() uint64 {
+	if x != nil {
+		return x.UsedBytes
+	}
+	return 0
+}
+
 type HeartbeatReply struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// Current node-map epoch; if > known_epoch the server should refetch the
@@ -276,14 +433,20 @@ type HeartbeatReply struct {
 	// heartbeat + lease_ms). Shorter than the leader's suspect timeout, so a
 	// primary that stops hearing from the leader stops acknowledging writes
 	// before anyone can replace it. 0 = the server's default.
-	LeaseMs       uint32 `protobuf:"varint,6,opt,name=lease_ms,json=leaseMs,proto3" json:"lease_ms,omitempty"`
+	LeaseMs uint32 `protobuf:"varint,6,opt,name=lease_ms,json=leaseMs,proto3" json:"lease_ms,omitempty"`
+	// Every prefix with a byte quota, with its use. The server reports the bytes of
+	// its namespaces under them in later heartbeats (namespace_bytes), and as a
+	// primary refuses a put or append under one (RESOURCE_EXHAUSTED, naming prefix,
+	// quota and use) when used_bytes + what it wrote since its heartbeat + the
+	// write's length would pass max_bytes. Deletes are always accepted.
+	ByteQuotas    []*ByteQuota `protobuf:"bytes,7,rep,name=byte_quotas,json=byteQuotas,proto3" json:"byte_quotas,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *HeartbeatReply) Reset() {
 	*x = HeartbeatReply{}
-	mi := &file_rpmp_proto_msgTypes[1]
+	mi := &file_rpmp_proto_msgTypes[3]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -295,7 +458,7 @@ func (x *HeartbeatReply) String() string {
 func (*HeartbeatReply) ProtoMessage() {}
 
 func (x *HeartbeatReply) ProtoReflect() protoreflect.Message {
-	mi := &file_rpmp_proto_msgTypes[1]
+	mi := &file_rpmp_proto_msgTypes[3]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -308,7 +471,7 @@ func (x *HeartbeatReply) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HeartbeatReply.ProtoReflect.Descriptor instead.
 func (*HeartbeatReply) Descriptor() ([]byte, []int) {
-	return file_rpmp_proto_rawDescGZIP(), []int{1}
+	return file_rpmp_proto_rawDescGZIP(), []int{3}
 }
 
 func (x *HeartbeatReply) GetEpoch() uint64 {
@@ -353,6 +516,13 @@ func (x *HeartbeatReply) GetLeaseMs() uint32 {
 	return 0
 }
 
+func (x *HeartbeatReply) GetByteQuotas() []*ByteQuota {
+	if x != nil {
+		return x.ByteQuotas
+	}
+	return nil
+}
+
 type Node struct {
 	state    protoimpl.MessageState `protogen:"open.v1"`
 	Id       uint64                 `protobuf:"varint,1,opt,name=id,proto3" json:"id,omitempty"`
@@ -364,13 +534,18 @@ type Node struct {
 	Pools    uint32                 `protobuf:"varint,7,opt,name=pools,proto3" json:"pools,omitempty"`
 	// Wall-clock time of the last heartbeat the leader persisted or saw.
 	LastHeartbeatUnixMs int64 `protobuf:"varint,8,opt,name=last_heartbeat_unix_ms,json=lastHeartbeatUnixMs,proto3" json:"last_heartbeat_unix_ms,omitempty"`
-	unknownFields       protoimpl.UnknownFields
-	sizeCache           protoimpl.SizeCache
+	// Per tier, from the node's heartbeats (0 from servers that do not report tiers).
+	FastCapacity         uint64 `protobuf:"varint,9,opt,name=fast_capacity,json=fastCapacity,proto3" json:"fast_capacity,omitempty"`
+	FastFree             uint64 `protobuf:"varint,10,opt,name=fast_free,json=fastFree,proto3" json:"fast_free,omitempty"`
+	CapacityTierCapacity uint64 `protobuf:"varint,11,opt,name=capacity_tier_capacity,json=capacityTierCapacity,proto3" json:"capacity_tier_capacity,omitempty"`
+	CapacityTierFree     uint64 `protobuf:"varint,12,opt,name=capacity_tier_free,json=capacityTierFree,proto3" json:"capacity_tier_free,omitempty"`
+	unknownFields        protoimpl.UnknownFields
+	sizeCache            protoimpl.SizeCache
 }
 
 func (x *Node) Reset() {
 	*x = Node{}
-	mi := &file_rpmp_proto_msgTypes[2]
+	mi := &file_rpmp_proto_msgTypes[4]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -382,7 +557,7 @@ func (x *Node) String() string {
 func (*Node) ProtoMessage() {}
 
 func (x *Node) ProtoReflect() protoreflect.Message {
-	mi := &file_rpmp_proto_msgTypes[2]
+	mi := &file_rpmp_proto_msgTypes[4]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -395,7 +570,7 @@ func (x *Node) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Node.ProtoReflect.Descriptor instead.
 func (*Node) Descriptor() ([]byte, []int) {
-	return file_rpmp_proto_rawDescGZIP(), []int{2}
+	return file_rpmp_proto_rawDescGZIP(), []int{4}
 }
 
 func (x *Node) GetId() uint64 {
@@ -454,6 +629,34 @@ func (x *Node) GetLastHeartbeatUnixMs() int64 {
 	return 0
 }
 
+func (x *Node) GetFastCapacity() uint64 {
+	if x != nil {
+		return x.FastCapacity
+	}
+	return 0
+}
+
+func (x *Node) GetFastFree() uint64 {
+	if x != nil {
+		return x.FastFree
+	}
+	return 0
+}
+
+func (x *Node) GetCapacityTierCapacity() uint64 {
+	if x != nil {
+		return x.CapacityTierCapacity
+	}
+	return 0
+}
+
+func (x *Node) GetCapacityTierFree() uint64 {
+	if x != nil {
+		return x.CapacityTierFree
+	}
+	return 0
+}
+
 type GetNodeMapRequest struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	unknownFields protoimpl.UnknownFields
@@ -462,7 +665,7 @@ type GetNodeMapRequest struct {
 
 func (x *GetNodeMapRequest) Reset() {
 	*x = GetNodeMapRequest{}
-	mi := &file_rpmp_proto_msgTypes[3]
+	mi := &file_rpmp_proto_msgTypes[5]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -474,7 +677,7 @@ func (x *GetNodeMapRequest) String() string {
 func (*GetNodeMapRequest) ProtoMessage() {}
 
 func (x *GetNodeMapRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_rpmp_proto_msgTypes[3]
+	mi := &file_rpmp_proto_msgTypes[5]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -487,7 +690,7 @@ func (x *GetNodeMapRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetNodeMapRequest.ProtoReflect.Descriptor instead.
 func (*GetNodeMapRequest) Descriptor() ([]byte, []int) {
-	return file_rpmp_proto_rawDescGZIP(), []int{3}
+	return file_rpmp_proto_rawDescGZIP(), []int{5}
 }
 
 type NodeMap struct {
@@ -502,7 +705,7 @@ type NodeMap struct {
 
 func (x *NodeMap) Reset() {
 	*x = NodeMap{}
-	mi := &file_rpmp_proto_msgTypes[4]
+	mi := &file_rpmp_proto_msgTypes[6]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -514,7 +717,7 @@ func (x *NodeMap) String() string {
 func (*NodeMap) ProtoMessage() {}
 
 func (x *NodeMap) ProtoReflect() protoreflect.Message {
-	mi := &file_rpmp_proto_msgTypes[4]
+	mi := &file_rpmp_proto_msgTypes[6]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -527,7 +730,7 @@ func (x *NodeMap) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use NodeMap.ProtoReflect.Descriptor instead.
 func (*NodeMap) Descriptor() ([]byte, []int) {
-	return file_rpmp_proto_rawDescGZIP(), []int{4}
+	return file_rpmp_proto_rawDescGZIP(), []int{6}
 }
 
 func (x *NodeMap) GetEpoch() uint64 {
@@ -565,7 +768,7 @@ type NamespaceOptions struct {
 
 func (x *NamespaceOptions) Reset() {
 	*x = NamespaceOptions{}
-	mi := &file_rpmp_proto_msgTypes[5]
+	mi := &file_rpmp_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -577,7 +780,7 @@ func (x *NamespaceOptions) String() string {
 func (*NamespaceOptions) ProtoMessage() {}
 
 func (x *NamespaceOptions) ProtoReflect() protoreflect.Message {
-	mi := &file_rpmp_proto_msgTypes[5]
+	mi := &file_rpmp_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -590,7 +793,7 @@ func (x *NamespaceOptions) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use NamespaceOptions.ProtoReflect.Descriptor instead.
 func (*NamespaceOptions) Descriptor() ([]byte, []int) {
-	return file_rpmp_proto_rawDescGZIP(), []int{5}
+	return file_rpmp_proto_rawDescGZIP(), []int{7}
 }
 
 func (x *NamespaceOptions) GetReplicas() uint32 {
@@ -627,7 +830,7 @@ type Replica struct {
 
 func (x *Replica) Reset() {
 	*x = Replica{}
-	mi := &file_rpmp_proto_msgTypes[6]
+	mi := &file_rpmp_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -639,7 +842,7 @@ func (x *Replica) String() string {
 func (*Replica) ProtoMessage() {}
 
 func (x *Replica) ProtoReflect() protoreflect.Message {
-	mi := &file_rpmp_proto_msgTypes[6]
+	mi := &file_rpmp_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -652,7 +855,7 @@ func (x *Replica) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Replica.ProtoReflect.Descriptor instead.
 func (*Replica) Descriptor() ([]byte, []int) {
-	return file_rpmp_proto_rawDescGZIP(), []int{6}
+	return file_rpmp_proto_rawDescGZIP(), []int{8}
 }
 
 func (x *Replica) GetNodeId() uint64 {
@@ -695,7 +898,7 @@ type Substitution struct {
 
 func (x *Substitution) Reset() {
 	*x = Substitution{}
-	mi := &file_rpmp_proto_msgTypes[7]
+	mi := &file_rpmp_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -707,7 +910,7 @@ func (x *Substitution) String() string {
 func (*Substitution) ProtoMessage() {}
 
 func (x *Substitution) ProtoReflect() protoreflect.Message {
-	mi := &file_rpmp_proto_msgTypes[7]
+	mi := &file_rpmp_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -720,7 +923,7 @@ func (x *Substitution) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Substitution.ProtoReflect.Descriptor instead.
 func (*Substitution) Descriptor() ([]byte, []int) {
-	return file_rpmp_proto_rawDescGZIP(), []int{7}
+	return file_rpmp_proto_rawDescGZIP(), []int{9}
 }
 
 func (x *Substitution) GetIndex() uint32 {
@@ -791,7 +994,7 @@ type Namespace struct {
 
 func (x *Namespace) Reset() {
 	*x = Namespace{}
-	mi := &file_rpmp_proto_msgTypes[8]
+	mi := &file_rpmp_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -803,7 +1006,7 @@ func (x *Namespace) String() string {
 func (*Namespace) ProtoMessage() {}
 
 func (x *Namespace) ProtoReflect() protoreflect.Message {
-	mi := &file_rpmp_proto_msgTypes[8]
+	mi := &file_rpmp_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -816,7 +1019,7 @@ func (x *Namespace) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Namespace.ProtoReflect.Descriptor instead.
 func (*Namespace) Descriptor() ([]byte, []int) {
-	return file_rpmp_proto_rawDescGZIP(), []int{8}
+	return file_rpmp_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *Namespace) GetName() string {
@@ -892,7 +1095,7 @@ type CreateNamespaceRequest struct {
 
 func (x *CreateNamespaceRequest) Reset() {
 	*x = CreateNamespaceRequest{}
-	mi := &file_rpmp_proto_msgTypes[9]
+	mi := &file_rpmp_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -904,7 +1107,7 @@ func (x *CreateNamespaceRequest) String() string {
 func (*CreateNamespaceRequest) ProtoMessage() {}
 
 func (x *CreateNamespaceRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_rpmp_proto_msgTypes[9]
+	mi := &file_rpmp_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -917,7 +1120,7 @@ func (x *CreateNamespaceRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreateNamespaceRequest.ProtoReflect.Descriptor instead.
 func (*CreateNamespaceRequest) Descriptor() ([]byte, []int) {
-	return file_rpmp_proto_rawDescGZIP(), []int{9}
+	return file_rpmp_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *CreateNamespaceRequest) GetName() string {
@@ -943,7 +1146,7 @@ type GetPlacementRequest struct {
 
 func (x *GetPlacementRequest) Reset() {
 	*x = GetPlacementRequest{}
-	mi := &file_rpmp_proto_msgTypes[10]
+	mi := &file_rpmp_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -955,7 +1158,7 @@ func (x *GetPlacementRequest) String() string {
 func (*GetPlacementRequest) ProtoMessage() {}
 
 func (x *GetPlacementRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_rpmp_proto_msgTypes[10]
+	mi := &file_rpmp_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -968,7 +1171,7 @@ func (x *GetPlacementRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetPlacementRequest.ProtoReflect.Descriptor instead.
 func (*GetPlacementRequest) Descriptor() ([]byte, []int) {
-	return file_rpmp_proto_rawDescGZIP(), []int{10}
+	return file_rpmp_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *GetPlacementRequest) GetName() string {
@@ -988,7 +1191,7 @@ type ListNamespacesRequest struct {
 
 func (x *ListNamespacesRequest) Reset() {
 	*x = ListNamespacesRequest{}
-	mi := &file_rpmp_proto_msgTypes[11]
+	mi := &file_rpmp_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1000,7 +1203,7 @@ func (x *ListNamespacesRequest) String() string {
 func (*ListNamespacesRequest) ProtoMessage() {}
 
 func (x *ListNamespacesRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_rpmp_proto_msgTypes[11]
+	mi := &file_rpmp_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1013,7 +1216,7 @@ func (x *ListNamespacesRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListNamespacesRequest.ProtoReflect.Descriptor instead.
 func (*ListNamespacesRequest) Descriptor() ([]byte, []int) {
-	return file_rpmp_proto_rawDescGZIP(), []int{11}
+	return file_rpmp_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *ListNamespacesRequest) GetPrefix() string {
@@ -1032,7 +1235,7 @@ type ListNamespacesReply struct {
 
 func (x *ListNamespacesReply) Reset() {
 	*x = ListNamespacesReply{}
-	mi := &file_rpmp_proto_msgTypes[12]
+	mi := &file_rpmp_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1044,7 +1247,7 @@ func (x *ListNamespacesReply) String() string {
 func (*ListNamespacesReply) ProtoMessage() {}
 
 func (x *ListNamespacesReply) ProtoReflect() protoreflect.Message {
-	mi := &file_rpmp_proto_msgTypes[12]
+	mi := &file_rpmp_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1057,7 +1260,7 @@ func (x *ListNamespacesReply) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListNamespacesReply.ProtoReflect.Descriptor instead.
 func (*ListNamespacesReply) Descriptor() ([]byte, []int) {
-	return file_rpmp_proto_rawDescGZIP(), []int{12}
+	return file_rpmp_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *ListNamespacesReply) GetNamespaces() []*Namespace {
@@ -1078,7 +1281,7 @@ type DeleteNamespaceRequest struct {
 
 func (x *DeleteNamespaceRequest) Reset() {
 	*x = DeleteNamespaceRequest{}
-	mi := &file_rpmp_proto_msgTypes[13]
+	mi := &file_rpmp_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1090,7 +1293,7 @@ func (x *DeleteNamespaceRequest) String() string {
 func (*DeleteNamespaceRequest) ProtoMessage() {}
 
 func (x *DeleteNamespaceRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_rpmp_proto_msgTypes[13]
+	mi := &file_rpmp_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1103,7 +1306,7 @@ func (x *DeleteNamespaceRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeleteNamespaceRequest.ProtoReflect.Descriptor instead.
 func (*DeleteNamespaceRequest) Descriptor() ([]byte, []int) {
-	return file_rpmp_proto_rawDescGZIP(), []int{13}
+	return file_rpmp_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *DeleteNamespaceRequest) GetName() string {
@@ -1130,7 +1333,7 @@ type DeleteNamespaceReply struct {
 
 func (x *DeleteNamespaceReply) Reset() {
 	*x = DeleteNamespaceReply{}
-	mi := &file_rpmp_proto_msgTypes[14]
+	mi := &file_rpmp_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1142,7 +1345,7 @@ func (x *DeleteNamespaceReply) String() string {
 func (*DeleteNamespaceReply) ProtoMessage() {}
 
 func (x *DeleteNamespaceReply) ProtoReflect() protoreflect.Message {
-	mi := &file_rpmp_proto_msgTypes[14]
+	mi := &file_rpmp_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1155,7 +1358,7 @@ func (x *DeleteNamespaceReply) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeleteNamespaceReply.ProtoReflect.Descriptor instead.
 func (*DeleteNamespaceReply) Descriptor() ([]byte, []int) {
-	return file_rpmp_proto_rawDescGZIP(), []int{14}
+	return file_rpmp_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *DeleteNamespaceReply) GetDeleted() []string {
@@ -1174,7 +1377,7 @@ type TouchNamespaceRequest struct {
 
 func (x *TouchNamespaceRequest) Reset() {
 	*x = TouchNamespaceRequest{}
-	mi := &file_rpmp_proto_msgTypes[15]
+	mi := &file_rpmp_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1186,7 +1389,7 @@ func (x *TouchNamespaceRequest) String() string {
 func (*TouchNamespaceRequest) ProtoMessage() {}
 
 func (x *TouchNamespaceRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_rpmp_proto_msgTypes[15]
+	mi := &file_rpmp_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1199,7 +1402,7 @@ func (x *TouchNamespaceRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TouchNamespaceRequest.ProtoReflect.Descriptor instead.
 func (*TouchNamespaceRequest) Descriptor() ([]byte, []int) {
-	return file_rpmp_proto_rawDescGZIP(), []int{15}
+	return file_rpmp_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *TouchNamespaceRequest) GetName() string {
@@ -1227,7 +1430,7 @@ type SetInSyncRequest struct {
 
 func (x *SetInSyncRequest) Reset() {
 	*x = SetInSyncRequest{}
-	mi := &file_rpmp_proto_msgTypes[16]
+	mi := &file_rpmp_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1239,7 +1442,7 @@ func (x *SetInSyncRequest) String() string {
 func (*SetInSyncRequest) ProtoMessage() {}
 
 func (x *SetInSyncRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_rpmp_proto_msgTypes[16]
+	mi := &file_rpmp_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1252,7 +1455,7 @@ func (x *SetInSyncRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SetInSyncRequest.ProtoReflect.Descriptor instead.
 func (*SetInSyncRequest) Descriptor() ([]byte, []int) {
-	return file_rpmp_proto_rawDescGZIP(), []int{16}
+	return file_rpmp_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *SetInSyncRequest) GetName() string {
@@ -1302,7 +1505,7 @@ type DrainRequest struct {
 
 func (x *DrainRequest) Reset() {
 	*x = DrainRequest{}
-	mi := &file_rpmp_proto_msgTypes[17]
+	mi := &file_rpmp_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1314,7 +1517,7 @@ func (x *DrainRequest) String() string {
 func (*DrainRequest) ProtoMessage() {}
 
 func (x *DrainRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_rpmp_proto_msgTypes[17]
+	mi := &file_rpmp_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1327,7 +1530,7 @@ func (x *DrainRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DrainRequest.ProtoReflect.Descriptor instead.
 func (*DrainRequest) Descriptor() ([]byte, []int) {
-	return file_rpmp_proto_rawDescGZIP(), []int{17}
+	return file_rpmp_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *DrainRequest) GetNodeId() uint64 {
@@ -1353,7 +1556,7 @@ type DrainReply struct {
 
 func (x *DrainReply) Reset() {
 	*x = DrainReply{}
-	mi := &file_rpmp_proto_msgTypes[18]
+	mi := &file_rpmp_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1365,7 +1568,7 @@ func (x *DrainReply) String() string {
 func (*DrainReply) ProtoMessage() {}
 
 func (x *DrainReply) ProtoReflect() protoreflect.Message {
-	mi := &file_rpmp_proto_msgTypes[18]
+	mi := &file_rpmp_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1378,7 +1581,7 @@ func (x *DrainReply) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DrainReply.ProtoReflect.Descriptor instead.
 func (*DrainReply) Descriptor() ([]byte, []int) {
-	return file_rpmp_proto_rawDescGZIP(), []int{18}
+	return file_rpmp_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *DrainReply) GetNode() *Node {
@@ -1398,7 +1601,7 @@ type RemoveNodeRequest struct {
 
 func (x *RemoveNodeRequest) Reset() {
 	*x = RemoveNodeRequest{}
-	mi := &file_rpmp_proto_msgTypes[19]
+	mi := &file_rpmp_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1410,7 +1613,7 @@ func (x *RemoveNodeRequest) String() string {
 func (*RemoveNodeRequest) ProtoMessage() {}
 
 func (x *RemoveNodeRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_rpmp_proto_msgTypes[19]
+	mi := &file_rpmp_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1423,7 +1626,7 @@ func (x *RemoveNodeRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RemoveNodeRequest.ProtoReflect.Descriptor instead.
 func (*RemoveNodeRequest) Descriptor() ([]byte, []int) {
-	return file_rpmp_proto_rawDescGZIP(), []int{19}
+	return file_rpmp_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *RemoveNodeRequest) GetNodeId() uint64 {
@@ -1443,7 +1646,7 @@ type RemoveNodeReply struct {
 
 func (x *RemoveNodeReply) Reset() {
 	*x = RemoveNodeReply{}
-	mi := &file_rpmp_proto_msgTypes[20]
+	mi := &file_rpmp_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1455,7 +1658,7 @@ func (x *RemoveNodeReply) String() string {
 func (*RemoveNodeReply) ProtoMessage() {}
 
 func (x *RemoveNodeReply) ProtoReflect() protoreflect.Message {
-	mi := &file_rpmp_proto_msgTypes[20]
+	mi := &file_rpmp_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1468,7 +1671,7 @@ func (x *RemoveNodeReply) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RemoveNodeReply.ProtoReflect.Descriptor instead.
 func (*RemoveNodeReply) Descriptor() ([]byte, []int) {
-	return file_rpmp_proto_rawDescGZIP(), []int{20}
+	return file_rpmp_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *RemoveNodeReply) GetNode() *Node {
@@ -1478,12 +1681,337 @@ func (x *RemoveNodeReply) GetNode() *Node {
 	return nil
 }
 
+// Quota of a namespace prefix (docs/cluster.md "Quotas"): it covers the
+// namespace named prefix and every namespace under "prefix/". 0 = no limit.
+type Quota struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Prefix        string                 `protobuf:"bytes,1,opt,name=prefix,proto3" json:"prefix,omitempty"`
+	MaxBytes      uint64                 `protobuf:"varint,2,opt,name=max_bytes,json=maxBytes,proto3" json:"max_bytes,omitempty"`
+	MaxNamespaces uint64                 `protobuf:"varint,3,opt,name=max_namespaces,json=maxNamespaces,proto3" json:"max_namespaces,omitempty"`
+	// Use as the leader sees it: bytes summed from the nodes' heartbeats (largest
+	// copy of each namespace), namespaces counted exactly from the catalog.
+	UsedBytes  uint64 `protobuf:"varint,4,opt,name=used_bytes,json=usedBytes,proto3" json:"used_bytes,omitempty"`
+	Namespaces uint64 `protobuf:"varint,5,opt,name=namespaces,proto3" json:"namespaces,omitempty"`
+	// CN of the certificate that set it (empty without TLS), and when.
+	SetBy         string `protobuf:"bytes,6,opt,name=set_by,json=setBy,proto3" json:"set_by,omitempty"`
+	SetUnixMs     int64  `protobuf:"varint,7,opt,name=set_unix_ms,json=setUnixMs,proto3" json:"set_unix_ms,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *Quota) Reset() {
+	*x = Quota{}
+	mi := &file_rpmp_proto_msgTypes[23]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *Quota) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*Quota) ProtoMessage() {}
+
+func (x *Quota) ProtoReflect() protoreflect.Message {
+	mi := &file_rpmp_proto_msgTypes[23]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use Quota.ProtoReflect.Descriptor instead.
+func (*Quota) Descriptor() ([]byte, []int) {
+	return file_rpmp_proto_rawDescGZIP(), []int{23}
+}
+
+func (x *Quota) GetPrefix() string {
+	if x != nil {
+		return x.Prefix
+	}
+	return ""
+}
+
+func (x *Quota) GetMaxBytes() uint64 {
+	if x != nil {
+		return x.MaxBytes
+	}
+	return 0
+}
+
+func (x *Quota) GetMaxNamespaces() uint64 {
+	if x != nil {
+		return x.MaxNamespaces
+	}
+	return 0
+}
+
+func (x *Quota) GetUsedBytes() uint64 {
+	if x != nil {
+		return x.UsedBytes
+	}
+	return 0
+}
+
+func (x *Quota) GetNamespaces() uint64 {
+	if x != nil {
+		return x.Namespaces
+	}
+	return 0
+}
+
+func (x *Quota) GetSetBy() string {
+	if x != nil {
+		return x.SetBy
+	}
+	return ""
+}
+
+func (x *Quota) GetSetUnixMs() int64 {
+	if x != nil {
+		return x.SetUnixMs
+	}
+	return 0
+}
+
+type SetQuotaRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Prefix        string                 `protobuf:"bytes,1,opt,name=prefix,proto3" json:"prefix,omitempty"`
+	MaxBytes      uint64                 `protobuf:"varint,2,opt,name=max_bytes,json=maxBytes,proto3" json:"max_bytes,omitempty"`
+	MaxNamespaces uint64                 `protobuf:"varint,3,opt,name=max_namespaces,json=maxNamespaces,proto3" json:"max_namespaces,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SetQuotaRequest) Reset() {
+	*x = SetQuotaRequest{}
+	mi := &file_rpmp_proto_msgTypes[24]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SetQuotaRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SetQuotaRequest) ProtoMessage() {}
+
+func (x *SetQuotaRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_rpmp_proto_msgTypes[24]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SetQuotaRequest.ProtoReflect.Descriptor instead.
+func (*SetQuotaRequest) Descriptor() ([]byte, []int) {
+	return file_rpmp_proto_rawDescGZIP(), []int{24}
+}
+
+func (x *SetQuotaRequest) GetPrefix() string {
+	if x != nil {
+		return x.Prefix
+	}
+	return ""
+}
+
+func (x *SetQuotaRequest) GetMaxBytes() uint64 {
+	if x != nil {
+		return x.MaxBytes
+	}
+	return 0
+}
+
+func (x *SetQuotaRequest) GetMaxNamespaces() uint64 {
+	if x != nil {
+		return x.MaxNamespaces
+	}
+	return 0
+}
+
+type ClearQuotaRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Prefix        string                 `protobuf:"bytes,1,opt,name=prefix,proto3" json:"prefix,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ClearQuotaRequest) Reset() {
+	*x = ClearQuotaRequest{}
+	mi := &file_rpmp_proto_msgTypes[25]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ClearQuotaRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ClearQuotaRequest) ProtoMessage() {}
+
+func (x *ClearQuotaRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_rpmp_proto_msgTypes[25]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ClearQuotaRequest.ProtoReflect.Descriptor instead.
+func (*ClearQuotaRequest) Descriptor() ([]byte, []int) {
+	return file_rpmp_proto_rawDescGZIP(), []int{25}
+}
+
+func (x *ClearQuotaRequest) GetPrefix() string {
+	if x != nil {
+		return x.Prefix
+	}
+	return ""
+}
+
+type ClearQuotaReply struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Quota         *Quota                 `protobuf:"bytes,1,opt,name=quota,proto3" json:"quota,omitempty"` // the quota that was removed
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ClearQuotaReply) Reset() {
+	*x = ClearQuotaReply{}
+	mi := &file_rpmp_proto_msgTypes[26]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ClearQuotaReply) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ClearQuotaReply) ProtoMessage() {}
+
+func (x *ClearQuotaReply) ProtoReflect() protoreflect.Message {
+	mi := &file_rpmp_proto_msgTypes[26]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ClearQuotaReply.ProtoReflect.Descriptor instead.
+func (*ClearQuotaReply) Descriptor() ([]byte, []int) {
+	return file_rpmp_proto_rawDescGZIP(), []int{26}
+}
+
+func (x *ClearQuotaReply) GetQuota() *Quota {
+	if x != nil {
+		return x.Quota
+	}
+	return nil
+}
+
+type ListQuotasRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ListQuotasRequest) Reset() {
+	*x = ListQuotasRequest{}
+	mi := &file_rpmp_proto_msgTypes[27]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ListQuotasRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ListQuotasRequest) ProtoMessage() {}
+
+func (x *ListQuotasRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_rpmp_proto_msgTypes[27]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ListQuotasRequest.ProtoReflect.Descriptor instead.
+func (*ListQuotasRequest) Descriptor() ([]byte, []int) {
+	return file_rpmp_proto_rawDescGZIP(), []int{27}
+}
+
+type ListQuotasReply struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Quotas        []*Quota               `protobuf:"bytes,1,rep,name=quotas,proto3" json:"quotas,omitempty"` // by prefix
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ListQuotasReply) Reset() {
+	*x = ListQuotasReply{}
+	mi := &file_rpmp_proto_msgTypes[28]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ListQuotasReply) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ListQuotasReply) ProtoMessage() {}
+
+func (x *ListQuotasReply) ProtoReflect() protoreflect.Message {
+	mi := &file_rpmp_proto_msgTypes[28]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ListQuotasReply.ProtoReflect.Descriptor instead.
+func (*ListQuotasReply) Descriptor() ([]byte, []int) {
+	return file_rpmp_proto_rawDescGZIP(), []int{28}
+}
+
+func (x *ListQuotasReply) GetQuotas() []*Quota {
+	if x != nil {
+		return x.Quotas
+	}
+	return nil
+}
+
 var File_rpmp_proto protoreflect.FileDescriptor
 
 const file_rpmp_proto_rawDesc = "" +
 	"\n" +
 	"\n" +
-	"rpmp.proto\x12\arpmp.v1\"\xa8\x02\n" +
+	"rpmp.proto\x12\arpmp.v1\"\x90\x04\n" +
 	"\x10HeartbeatRequest\x12\x17\n" +
 	"\anode_id\x18\x01 \x01(\x04R\x06nodeId\x12\x1a\n" +
 	"\bendpoint\x18\x02 \x01(\tR\bendpoint\x12\x1a\n" +
@@ -1495,14 +2023,30 @@ const file_rpmp_proto_rawDesc = "" +
 	"state_hint\x18\a \x01(\x0e2\x16.rpmp.v1.NodeStateHintR\tstateHint\x12\x1f\n" +
 	"\vknown_epoch\x18\b \x01(\x04R\n" +
 	"knownEpoch\x12-\n" +
-	"\x12deleted_namespaces\x18\t \x03(\tR\x11deletedNamespaces\"\xe4\x01\n" +
+	"\x12deleted_namespaces\x18\t \x03(\tR\x11deletedNamespaces\x12@\n" +
+	"\x0fnamespace_bytes\x18\n" +
+	" \x03(\v2\x17.rpmp.v1.NamespaceBytesR\x0enamespaceBytes\x12#\n" +
+	"\rfast_capacity\x18\v \x01(\x04R\ffastCapacity\x12\x1b\n" +
+	"\tfast_free\x18\f \x01(\x04R\bfastFree\x124\n" +
+	"\x16capacity_tier_capacity\x18\r \x01(\x04R\x14capacityTierCapacity\x12,\n" +
+	"\x12capacity_tier_free\x18\x0e \x01(\x04R\x10capacityTierFree\":\n" +
+	"\x0eNamespaceBytes\x12\x12\n" +
+	"\x04name\x18\x01 \x01(\tR\x04name\x12\x14\n" +
+	"\x05bytes\x18\x02 \x01(\x04R\x05bytes\"_\n" +
+	"\tByteQuota\x12\x16\n" +
+	"\x06prefix\x18\x01 \x01(\tR\x06prefix\x12\x1b\n" +
+	"\tmax_bytes\x18\x02 \x01(\x04R\bmaxBytes\x12\x1d\n" +
+	"\n" +
+	"used_bytes\x18\x03 \x01(\x04R\tusedBytes\"\x99\x02\n" +
 	"\x0eHeartbeatReply\x12\x14\n" +
 	"\x05epoch\x18\x01 \x01(\x04R\x05epoch\x12\x16\n" +
 	"\x06leader\x18\x02 \x01(\tR\x06leader\x122\n" +
 	"\x15heartbeat_interval_ms\x18\x03 \x01(\rR\x13heartbeatIntervalMs\x12+\n" +
 	"\x11delete_namespaces\x18\x04 \x03(\tR\x10deleteNamespaces\x12(\n" +
 	"\x05state\x18\x05 \x01(\x0e2\x12.rpmp.v1.NodeStateR\x05state\x12\x19\n" +
-	"\blease_ms\x18\x06 \x01(\rR\aleaseMs\"\xeb\x01\n" +
+	"\blease_ms\x18\x06 \x01(\rR\aleaseMs\x123\n" +
+	"\vbyte_quotas\x18\a \x03(\v2\x12.rpmp.v1.ByteQuotaR\n" +
+	"byteQuotas\"\x91\x03\n" +
 	"\x04Node\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\x04R\x02id\x12\x1a\n" +
 	"\bendpoint\x18\x02 \x01(\tR\bendpoint\x12(\n" +
@@ -1511,7 +2055,12 @@ const file_rpmp_proto_rawDesc = "" +
 	"\x04free\x18\x05 \x01(\x04R\x04free\x12\x12\n" +
 	"\x04used\x18\x06 \x01(\x04R\x04used\x12\x14\n" +
 	"\x05pools\x18\a \x01(\rR\x05pools\x123\n" +
-	"\x16last_heartbeat_unix_ms\x18\b \x01(\x03R\x13lastHeartbeatUnixMs\"\x13\n" +
+	"\x16last_heartbeat_unix_ms\x18\b \x01(\x03R\x13lastHeartbeatUnixMs\x12#\n" +
+	"\rfast_capacity\x18\t \x01(\x04R\ffastCapacity\x12\x1b\n" +
+	"\tfast_free\x18\n" +
+	" \x01(\x04R\bfastFree\x124\n" +
+	"\x16capacity_tier_capacity\x18\v \x01(\x04R\x14capacityTierCapacity\x12,\n" +
+	"\x12capacity_tier_free\x18\f \x01(\x04R\x10capacityTierFree\"\x13\n" +
 	"\x11GetNodeMapRequest\"\\\n" +
 	"\aNodeMap\x12\x14\n" +
 	"\x05epoch\x18\x01 \x01(\x04R\x05epoch\x12\x16\n" +
@@ -1577,7 +2126,29 @@ const file_rpmp_proto_rawDesc = "" +
 	"\x11RemoveNodeRequest\x12\x17\n" +
 	"\anode_id\x18\x01 \x01(\x04R\x06nodeId\"4\n" +
 	"\x0fRemoveNodeReply\x12!\n" +
-	"\x04node\x18\x01 \x01(\v2\r.rpmp.v1.NodeR\x04node*\x82\x01\n" +
+	"\x04node\x18\x01 \x01(\v2\r.rpmp.v1.NodeR\x04node\"\xd9\x01\n" +
+	"\x05Quota\x12\x16\n" +
+	"\x06prefix\x18\x01 \x01(\tR\x06prefix\x12\x1b\n" +
+	"\tmax_bytes\x18\x02 \x01(\x04R\bmaxBytes\x12%\n" +
+	"\x0emax_namespaces\x18\x03 \x01(\x04R\rmaxNamespaces\x12\x1d\n" +
+	"\n" +
+	"used_bytes\x18\x04 \x01(\x04R\tusedBytes\x12\x1e\n" +
+	"\n" +
+	"namespaces\x18\x05 \x01(\x04R\n" +
+	"namespaces\x12\x15\n" +
+	"\x06set_by\x18\x06 \x01(\tR\x05setBy\x12\x1e\n" +
+	"\vset_unix_ms\x18\a \x01(\x03R\tsetUnixMs\"m\n" +
+	"\x0fSetQuotaRequest\x12\x16\n" +
+	"\x06prefix\x18\x01 \x01(\tR\x06prefix\x12\x1b\n" +
+	"\tmax_bytes\x18\x02 \x01(\x04R\bmaxBytes\x12%\n" +
+	"\x0emax_namespaces\x18\x03 \x01(\x04R\rmaxNamespaces\"+\n" +
+	"\x11ClearQuotaRequest\x12\x16\n" +
+	"\x06prefix\x18\x01 \x01(\tR\x06prefix\"7\n" +
+	"\x0fClearQuotaReply\x12$\n" +
+	"\x05quota\x18\x01 \x01(\v2\x0e.rpmp.v1.QuotaR\x05quota\"\x13\n" +
+	"\x11ListQuotasRequest\"9\n" +
+	"\x0fListQuotasReply\x12&\n" +
+	"\x06quotas\x18\x01 \x03(\v2\x0e.rpmp.v1.QuotaR\x06quotas*\x82\x01\n" +
 	"\tNodeState\x12\x1a\n" +
 	"\x16NODE_STATE_UNSPECIFIED\x10\x00\x12\x13\n" +
 	"\x0fNODE_STATE_LIVE\x10\x01\x12\x16\n" +
@@ -1586,7 +2157,7 @@ const file_rpmp_proto_rawDesc = "" +
 	"\x13NODE_STATE_DRAINING\x10\x04*G\n" +
 	"\rNodeStateHint\x12\x18\n" +
 	"\x14NODE_STATE_HINT_NONE\x10\x00\x12\x1c\n" +
-	"\x18NODE_STATE_HINT_DRAINING\x10\x012\xac\x05\n" +
+	"\x18NODE_STATE_HINT_DRAINING\x10\x012\xea\x06\n" +
 	"\x05Proxy\x12?\n" +
 	"\tHeartbeat\x12\x19.rpmp.v1.HeartbeatRequest\x1a\x17.rpmp.v1.HeartbeatReply\x12:\n" +
 	"\n" +
@@ -1599,7 +2170,12 @@ const file_rpmp_proto_rawDesc = "" +
 	"\x05Drain\x12\x15.rpmp.v1.DrainRequest\x1a\x13.rpmp.v1.DrainReply\x12:\n" +
 	"\tSetInSync\x12\x19.rpmp.v1.SetInSyncRequest\x1a\x12.rpmp.v1.Namespace\x12B\n" +
 	"\n" +
-	"RemoveNode\x12\x1a.rpmp.v1.RemoveNodeRequest\x1a\x18.rpmp.v1.RemoveNodeReplyB&Z$rpmp.io/proxy/internal/rpmpv1;rpmpv1b\x06proto3"
+	"RemoveNode\x12\x1a.rpmp.v1.RemoveNodeRequest\x1a\x18.rpmp.v1.RemoveNodeReply\x124\n" +
+	"\bSetQuota\x12\x18.rpmp.v1.SetQuotaRequest\x1a\x0e.rpmp.v1.Quota\x12B\n" +
+	"\n" +
+	"ClearQuota\x12\x1a.rpmp.v1.ClearQuotaRequest\x1a\x18.rpmp.v1.ClearQuotaReply\x12B\n" +
+	"\n" +
+	"ListQuotas\x12\x1a.rpmp.v1.ListQuotasRequest\x1a\x18.rpmp.v1.ListQuotasReplyB&Z$rpmp.io/proxy/internal/rpmpv1;rpmpv1b\x06proto3"
 
 var (
 	file_rpmp_proto_rawDescOnce sync.Once
@@ -1614,70 +2190,88 @@ func file_rpmp_proto_rawDescGZIP() []byte {
 }
 
 var file_rpmp_proto_enumTypes = make([]protoimpl.EnumInfo, 2)
-var file_rpmp_proto_msgTypes = make([]protoimpl.MessageInfo, 21)
+var file_rpmp_proto_msgTypes = make([]protoimpl.MessageInfo, 29)
 var file_rpmp_proto_goTypes = []any{
 	(NodeState)(0),                 // 0: rpmp.v1.NodeState
 	(NodeStateHint)(0),             // 1: rpmp.v1.NodeStateHint
 	(*HeartbeatRequest)(nil),       // 2: rpmp.v1.HeartbeatRequest
-	(*HeartbeatReply)(nil),         // 3: rpmp.v1.HeartbeatReply
-	(*Node)(nil),                   // 4: rpmp.v1.Node
-	(*GetNodeMapRequest)(nil),      // 5: rpmp.v1.GetNodeMapRequest
-	(*NodeMap)(nil),                // 6: rpmp.v1.NodeMap
-	(*NamespaceOptions)(nil),       // 7: rpmp.v1.NamespaceOptions
-	(*Replica)(nil),                // 8: rpmp.v1.Replica
-	(*Substitution)(nil),           // 9: rpmp.v1.Substitution
-	(*Namespace)(nil),              // 10: rpmp.v1.Namespace
-	(*CreateNamespaceRequest)(nil), // 11: rpmp.v1.CreateNamespaceRequest
-	(*GetPlacementRequest)(nil),    // 12: rpmp.v1.GetPlacementRequest
-	(*ListNamespacesRequest)(nil),  // 13: rpmp.v1.ListNamespacesRequest
-	(*ListNamespacesReply)(nil),    // 14: rpmp.v1.ListNamespacesReply
-	(*DeleteNamespaceRequest)(nil), // 15: rpmp.v1.DeleteNamespaceRequest
-	(*DeleteNamespaceReply)(nil),   // 16: rpmp.v1.DeleteNamespaceReply
-	(*TouchNamespaceRequest)(nil),  // 17: rpmp.v1.TouchNamespaceRequest
-	(*SetInSyncRequest)(nil),       // 18: rpmp.v1.SetInSyncRequest
-	(*DrainRequest)(nil),           // 19: rpmp.v1.DrainRequest
-	(*DrainReply)(nil),             // 20: rpmp.v1.DrainReply
-	(*RemoveNodeRequest)(nil),      // 21: rpmp.v1.RemoveNodeRequest
-	(*RemoveNodeReply)(nil),        // 22: rpmp.v1.RemoveNodeReply
+	(*NamespaceBytes)(nil),         // 3: rpmp.v1.NamespaceBytes
+	(*ByteQuota)(nil),              // 4: rpmp.v1.ByteQuota
+	(*HeartbeatReply)(nil),         // 5: rpmp.v1.HeartbeatReply
+	(*Node)(nil),                   // 6: rpmp.v1.Node
+	(*GetNodeMapRequest)(nil),      // 7: rpmp.v1.GetNodeMapRequest
+	(*NodeMap)(nil),                // 8: rpmp.v1.NodeMap
+	(*NamespaceOptions)(nil),       // 9: rpmp.v1.NamespaceOptions
+	(*Replica)(nil),                // 10: rpmp.v1.Replica
+	(*Substitution)(nil),           // 11: rpmp.v1.Substitution
+	(*Namespace)(nil),              // 12: rpmp.v1.Namespace
+	(*CreateNamespaceRequest)(nil), // 13: rpmp.v1.CreateNamespaceRequest
+	(*GetPlacementRequest)(nil),    // 14: rpmp.v1.GetPlacementRequest
+	(*ListNamespacesRequest)(nil),  // 15: rpmp.v1.ListNamespacesRequest
+	(*ListNamespacesReply)(nil),    // 16: rpmp.v1.ListNamespacesReply
+	(*DeleteNamespaceRequest)(nil), // 17: rpmp.v1.DeleteNamespaceRequest
+	(*DeleteNamespaceReply)(nil),   // 18: rpmp.v1.DeleteNamespaceReply
+	(*TouchNamespaceRequest)(nil),  // 19: rpmp.v1.TouchNamespaceRequest
+	(*SetInSyncRequest)(nil),       // 20: rpmp.v1.SetInSyncRequest
+	(*DrainRequest)(nil),           // 21: rpmp.v1.DrainRequest
+	(*DrainReply)(nil),             // 22: rpmp.v1.DrainReply
+	(*RemoveNodeRequest)(nil),      // 23: rpmp.v1.RemoveNodeRequest
+	(*RemoveNodeReply)(nil),        // 24: rpmp.v1.RemoveNodeReply
+	(*Quota)(nil),                  // 25: rpmp.v1.Quota
+	(*SetQuotaRequest)(nil),        // 26: rpmp.v1.SetQuotaRequest
+	(*ClearQuotaRequest)(nil),      // 27: rpmp.v1.ClearQuotaRequest
+	(*ClearQuotaReply)(nil),        // 28: rpmp.v1.ClearQuotaReply
+	(*ListQuotasRequest)(nil),      // 29: rpmp.v1.ListQuotasRequest
+	(*ListQuotasReply)(nil),        // 30: rpmp.v1.ListQuotasReply
 }
 var file_rpmp_proto_depIdxs = []int32{
 	1,  // 0: rpmp.v1.HeartbeatRequest.state_hint:type_name -> rpmp.v1.NodeStateHint
-	0,  // 1: rpmp.v1.HeartbeatReply.state:type_name -> rpmp.v1.NodeState
-	0,  // 2: rpmp.v1.Node.state:type_name -> rpmp.v1.NodeState
-	4,  // 3: rpmp.v1.NodeMap.nodes:type_name -> rpmp.v1.Node
-	0,  // 4: rpmp.v1.Replica.state:type_name -> rpmp.v1.NodeState
-	7,  // 5: rpmp.v1.Namespace.options:type_name -> rpmp.v1.NamespaceOptions
-	8,  // 6: rpmp.v1.Namespace.placement:type_name -> rpmp.v1.Replica
-	9,  // 7: rpmp.v1.Namespace.substitutions:type_name -> rpmp.v1.Substitution
-	7,  // 8: rpmp.v1.CreateNamespaceRequest.options:type_name -> rpmp.v1.NamespaceOptions
-	10, // 9: rpmp.v1.ListNamespacesReply.namespaces:type_name -> rpmp.v1.Namespace
-	4,  // 10: rpmp.v1.DrainReply.node:type_name -> rpmp.v1.Node
-	4,  // 11: rpmp.v1.RemoveNodeReply.node:type_name -> rpmp.v1.Node
-	2,  // 12: rpmp.v1.Proxy.Heartbeat:input_type -> rpmp.v1.HeartbeatRequest
-	5,  // 13: rpmp.v1.Proxy.GetNodeMap:input_type -> rpmp.v1.GetNodeMapRequest
-	11, // 14: rpmp.v1.Proxy.CreateNamespace:input_type -> rpmp.v1.CreateNamespaceRequest
-	12, // 15: rpmp.v1.Proxy.GetPlacement:input_type -> rpmp.v1.GetPlacementRequest
-	13, // 16: rpmp.v1.Proxy.ListNamespaces:input_type -> rpmp.v1.ListNamespacesRequest
-	15, // 17: rpmp.v1.Proxy.DeleteNamespace:input_type -> rpmp.v1.DeleteNamespaceRequest
-	17, // 18: rpmp.v1.Proxy.TouchNamespace:input_type -> rpmp.v1.TouchNamespaceRequest
-	19, // 19: rpmp.v1.Proxy.Drain:input_type -> rpmp.v1.DrainRequest
-	18, // 20: rpmp.v1.Proxy.SetInSync:input_type -> rpmp.v1.SetInSyncRequest
-	21, // 21: rpmp.v1.Proxy.RemoveNode:input_type -> rpmp.v1.RemoveNodeRequest
-	3,  // 22: rpmp.v1.Proxy.Heartbeat:output_type -> rpmp.v1.HeartbeatReply
-	6,  // 23: rpmp.v1.Proxy.GetNodeMap:output_type -> rpmp.v1.NodeMap
-	10, // 24: rpmp.v1.Proxy.CreateNamespace:output_type -> rpmp.v1.Namespace
-	10, // 25: rpmp.v1.Proxy.GetPlacement:output_type -> rpmp.v1.Namespace
-	14, // 26: rpmp.v1.Proxy.ListNamespaces:output_type -> rpmp.v1.ListNamespacesReply
-	16, // 27: rpmp.v1.Proxy.DeleteNamespace:output_type -> rpmp.v1.DeleteNamespaceReply
-	10, // 28: rpmp.v1.Proxy.TouchNamespace:output_type -> rpmp.v1.Namespace
-	20, // 29: rpmp.v1.Proxy.Drain:output_type -> rpmp.v1.DrainReply
-	10, // 30: rpmp.v1.Proxy.SetInSync:output_type -> rpmp.v1.Namespace
-	22, // 31: rpmp.v1.Proxy.RemoveNode:output_type -> rpmp.v1.RemoveNodeReply
-	22, // [22:32] is the sub-list for method output_type
-	12, // [12:22] is the sub-list for method input_type
-	12, // [12:12] is the sub-list for extension type_name
-	12, // [12:12] is the sub-list for extension extendee
-	0,  // [0:12] is the sub-list for field type_name
+	3,  // 1: rpmp.v1.HeartbeatRequest.namespace_bytes:type_name -> rpmp.v1.NamespaceBytes
+	0,  // 2: rpmp.v1.HeartbeatReply.state:type_name -> rpmp.v1.NodeState
+	4,  // 3: rpmp.v1.HeartbeatReply.byte_quotas:type_name -> rpmp.v1.ByteQuota
+	0,  // 4: rpmp.v1.Node.state:type_name -> rpmp.v1.NodeState
+	6,  // 5: rpmp.v1.NodeMap.nodes:type_name -> rpmp.v1.Node
+	0,  // 6: rpmp.v1.Replica.state:type_name -> rpmp.v1.NodeState
+	9,  // 7: rpmp.v1.Namespace.options:type_name -> rpmp.v1.NamespaceOptions
+	10, // 8: rpmp.v1.Namespace.placement:type_name -> rpmp.v1.Replica
+	11, // 9: rpmp.v1.Namespace.substitutions:type_name -> rpmp.v1.Substitution
+	9,  // 10: rpmp.v1.CreateNamespaceRequest.options:type_name -> rpmp.v1.NamespaceOptions
+	12, // 11: rpmp.v1.ListNamespacesReply.namespaces:type_name -> rpmp.v1.Namespace
+	6,  // 12: rpmp.v1.DrainReply.node:type_name -> rpmp.v1.Node
+	6,  // 13: rpmp.v1.RemoveNodeReply.node:type_name -> rpmp.v1.Node
+	25, // 14: rpmp.v1.ClearQuotaReply.quota:type_name -> rpmp.v1.Quota
+	25, // 15: rpmp.v1.ListQuotasReply.quotas:type_name -> rpmp.v1.Quota
+	2,  // 16: rpmp.v1.Proxy.Heartbeat:input_type -> rpmp.v1.HeartbeatRequest
+	7,  // 17: rpmp.v1.Proxy.GetNodeMap:input_type -> rpmp.v1.GetNodeMapRequest
+	13, // 18: rpmp.v1.Proxy.CreateNamespace:input_type -> rpmp.v1.CreateNamespaceRequest
+	14, // 19: rpmp.v1.Proxy.GetPlacement:input_type -> rpmp.v1.GetPlacementRequest
+	15, // 20: rpmp.v1.Proxy.ListNamespaces:input_type -> rpmp.v1.ListNamespacesRequest
+	17, // 21: rpmp.v1.Proxy.DeleteNamespace:input_type -> rpmp.v1.DeleteNamespaceRequest
+	19, // 22: rpmp.v1.Proxy.TouchNamespace:input_type -> rpmp.v1.TouchNamespaceRequest
+	21, // 23: rpmp.v1.Proxy.Drain:input_type -> rpmp.v1.DrainRequest
+	20, // 24: rpmp.v1.Proxy.SetInSync:input_type -> rpmp.v1.SetInSyncRequest
+	23, // 25: rpmp.v1.Proxy.RemoveNode:input_type -> rpmp.v1.RemoveNodeRequest
+	26, // 26: rpmp.v1.Proxy.SetQuota:input_type -> rpmp.v1.SetQuotaRequest
+	27, // 27: rpmp.v1.Proxy.ClearQuota:input_type -> rpmp.v1.ClearQuotaRequest
+	29, // 28: rpmp.v1.Proxy.ListQuotas:input_type -> rpmp.v1.ListQuotasRequest
+	5,  // 29: rpmp.v1.Proxy.Heartbeat:output_type -> rpmp.v1.HeartbeatReply
+	8,  // 30: rpmp.v1.Proxy.GetNodeMap:output_type -> rpmp.v1.NodeMap
+	12, // 31: rpmp.v1.Proxy.CreateNamespace:output_type -> rpmp.v1.Namespace
+	12, // 32: rpmp.v1.Proxy.GetPlacement:output_type -> rpmp.v1.Namespace
+	16, // 33: rpmp.v1.Proxy.ListNamespaces:output_type -> rpmp.v1.ListNamespacesReply
+	18, // 34: rpmp.v1.Proxy.DeleteNamespace:output_type -> rpmp.v1.DeleteNamespaceReply
+	12, // 35: rpmp.v1.Proxy.TouchNamespace:output_type -> rpmp.v1.Namespace
+	22, // 36: rpmp.v1.Proxy.Drain:output_type -> rpmp.v1.DrainReply
+	12, // 37: rpmp.v1.Proxy.SetInSync:output_type -> rpmp.v1.Namespace
+	24, // 38: rpmp.v1.Proxy.RemoveNode:output_type -> rpmp.v1.RemoveNodeReply
+	25, // 39: rpmp.v1.Proxy.SetQuota:output_type -> rpmp.v1.Quota
+	28, // 40: rpmp.v1.Proxy.ClearQuota:output_type -> rpmp.v1.ClearQuotaReply
+	30, // 41: rpmp.v1.Proxy.ListQuotas:output_type -> rpmp.v1.ListQuotasReply
+	29, // [29:42] is the sub-list for method output_type
+	16, // [16:29] is the sub-list for method input_type
+	16, // [16:16] is the sub-list for extension type_name
+	16, // [16:16] is the sub-list for extension extendee
+	0,  // [0:16] is the sub-list for field type_name
 }
 
 func init() { file_rpmp_proto_init() }
@@ -1691,7 +2285,7 @@ func file_rpmp_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_rpmp_proto_rawDesc), len(file_rpmp_proto_rawDesc)),
 			NumEnums:      2,
-			NumMessages:   21,
+			NumMessages:   29,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -38,6 +38,9 @@ const (
 	Proxy_Drain_FullMethodName           = "/rpmp.v1.Proxy/Drain"
 	Proxy_SetInSync_FullMethodName       = "/rpmp.v1.Proxy/SetInSync"
 	Proxy_RemoveNode_FullMethodName      = "/rpmp.v1.Proxy/RemoveNode"
+	Proxy_SetQuota_FullMethodName        = "/rpmp.v1.Proxy/SetQuota"
+	Proxy_ClearQuota_FullMethodName      = "/rpmp.v1.Proxy/ClearQuota"
+	Proxy_ListQuotas_FullMethodName      = "/rpmp.v1.Proxy/ListQuotas"
 )
 
 // ProxyClient is the client API for Proxy service.
@@ -66,6 +69,12 @@ type ProxyClient interface {
 	// the node is DEAD and no namespace still places a copy on it; NOT_FOUND for
 	// an unknown id. A removed node that heartbeats again registers as new.
 	RemoveNode(ctx context.Context, in *RemoveNodeRequest, opts ...grpc.CallOption) (*RemoveNodeReply, error)
+	// Leader only, admin certificates only. Sets (replaces) a prefix's quota.
+	SetQuota(ctx context.Context, in *SetQuotaRequest, opts ...grpc.CallOption) (*Quota, error)
+	// Leader only, admin certificates only. NOT_FOUND when the prefix has none.
+	ClearQuota(ctx context.Context, in *ClearQuotaRequest, opts ...grpc.CallOption) (*ClearQuotaReply, error)
+	// Leader only (use is in the leader's memory). Every quota with its use.
+	ListQuotas(ctx context.Context, in *ListQuotasRequest, opts ...grpc.CallOption) (*ListQuotasReply, error)
 }
 
 type proxyClient struct {
@@ -176,6 +185,36 @@ func (c *proxyClient) RemoveNode(ctx context.Context, in *RemoveNodeRequest, opt
 	return out, nil
 }
 
+func (c *proxyClient) SetQuota(ctx context.Context, in *SetQuotaRequest, opts ...grpc.CallOption) (*Quota, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(Quota)
+	err := c.cc.Invoke(ctx, Proxy_SetQuota_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *proxyClient) ClearQuota(ctx context.Context, in *ClearQuotaRequest, opts ...grpc.CallOption) (*ClearQuotaReply, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(ClearQuotaReply)
+	err := c.cc.Invoke(ctx, Proxy_ClearQuota_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *proxyClient) ListQuotas(ctx context.Context, in *ListQuotasRequest, opts ...grpc.CallOption) (*ListQuotasReply, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(ListQuotasReply)
+	err := c.cc.Invoke(ctx, Proxy_ListQuotas_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // ProxyServer is the server API for Proxy service.
 // All implementations must embed UnimplementedProxyServer
 // for forward compatibility.
@@ -202,6 +241,12 @@ type ProxyServer interface {
 	// the node is DEAD and no namespace still places a copy on it; NOT_FOUND for
 	// an unknown id. A removed node that heartbeats again registers as new.
 	RemoveNode(context.Context, *RemoveNodeRequest) (*RemoveNodeReply, error)
+	// Leader only, admin certificates only. Sets (replaces) a prefix's quota.
+	SetQuota(context.Context, *SetQuotaRequest) (*Quota, error)
+	// Leader only, admin certificates only. NOT_FOUND when the prefix has none.
+	ClearQuota(context.Context, *ClearQuotaRequest) (*ClearQuotaReply, error)
+	// Leader only (use is in the leader's memory). Every quota with its use.
+	ListQuotas(context.Context, *ListQuotasRequest) (*ListQuotasReply, error)
 	mustEmbedUnimplementedProxyServer()
 }
 
@@ -241,6 +286,15 @@ func (UnimplementedProxyServer) SetInSync(context.Context, *SetInSyncRequest) (*
 }
 func (UnimplementedProxyServer) RemoveNode(context.Context, *RemoveNodeRequest) (*RemoveNodeReply, error) {
 	return nil, status.Errorf(codes.Unimplemented, "method RemoveNode not implemented")
+}
+func (UnimplementedProxyServer) SetQuota(context.Context, *SetQuotaRequest) (*Quota, error) {
+	return nil, status.Errorf(codes.Unimplemented, "method SetQuota not implemented")
+}
+func (UnimplementedProxyServer) ClearQuota(context.Context, *ClearQuotaRequest) (*ClearQuotaReply, error) {
+	return nil, status.Errorf(codes.Unimplemented, "method ClearQuota not implemented")
+}
+func (UnimplementedProxyServer) ListQuotas(context.Context, *ListQuotasRequest) (*ListQuotasReply, error) {
+	return nil, status.Errorf(codes.Unimplemented, "method ListQuotas not implemented")
 }
 func (UnimplementedProxyServer) mustEmbedUnimplementedProxyServer() {}
 func (UnimplementedProxyServer) testEmbeddedByValue()               {}
@@ -443,6 +497,60 @@ func _Proxy_RemoveNode_Handler(srv interface{}, ctx context.Context, dec func(in
 	return interceptor(ctx, in, info, handler)
 }
 
+func _Proxy_SetQuota_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(SetQuotaRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(ProxyServer).SetQuota(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: Proxy_SetQuota_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(ProxyServer).SetQuota(ctx, req.(*SetQuotaRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _Proxy_ClearQuota_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(ClearQuotaRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(ProxyServer).ClearQuota(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: Proxy_ClearQuota_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(ProxyServer).ClearQuota(ctx, req.(*ClearQuotaRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _Proxy_ListQuotas_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(ListQuotasRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(ProxyServer).ListQuotas(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: Proxy_ListQuotas_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(ProxyServer).ListQuotas(ctx, req.(*ListQuotasRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // Proxy_ServiceDesc is the grpc.ServiceDesc for Proxy service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -489,6 +597,18 @@ var Proxy_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "RemoveNode",
 			Handler:    _Proxy_RemoveNode_Handler,
+		},
+		{
+			MethodName: "SetQuota",
+			Handler:    _Proxy_SetQuota_Handler,
+		},
+		{
+			MethodName: "ClearQuota",
+			Handler:    _Proxy_ClearQuota_Handler,
+		},
+		{
+			MethodName: "ListQuotas",
+			Handler:    _Proxy_ListQuotas_Handler,
 		},
 	},
 	Streams:  []grpc.StreamDesc{},

@@ -24,7 +24,9 @@ func nodeState(n model.Node) pb.NodeState {
 
 func nodeToPB(n model.Node) *pb.Node {
 	return &pb.Node{Id: n.ID, Endpoint: n.Endpoint, State: nodeState(n), Capacity: n.Capacity,
-		Free: n.Free, Used: n.Used, Pools: n.Pools, LastHeartbeatUnixMs: n.LastHeartbeatMs}
+		Free: n.Free, Used: n.Used, Pools: n.Pools, LastHeartbeatUnixMs: n.LastHeartbeatMs,
+		FastCapacity: n.FastCapacity, FastFree: n.FastFree, CapacityTierCapacity: n.CapacityTierCapacity,
+		CapacityTierFree: n.CapacityTierFree}
 }
 
 // nodeMapToPB builds a NodeMap message.

@@ -14,6 +14,7 @@ import (
 
 	"rpmp.io/proxy/internal/catalog"
 	"rpmp.io/proxy/internal/nodemap"
+	"rpmp.io/proxy/internal/quota"
 	"rpmp.io/proxy/internal/store"
 )
 
@@ -35,6 +36,7 @@ type Leader struct {
 	nodes      *nodemap.Map
 	cat        *catalog.Catalog
 	statsSaved map[uint64]time.Time // last time a node's record was written
+	quotas     *quota.Table         // leader_quota.go
 	// bestEffortPause: no best-effort writes before this time.
 	bestEffortPause time.Time
 }
@@ -49,7 +51,7 @@ func newLeader(ctx context.Context, cfg Config, st *store.Store, f store.Fence, 
 	}
 	l := &Leader{cfg: cfg, st: st, fence: f, abdicate: abdicate, now: time.Now,
 		nodes: nodemap.New(cfg.SuspectAfter, cfg.DeadAfter), cat: catalog.New(cfg.VNodes),
-		statsSaved: map[uint64]time.Time{}}
+		statsSaved: map[uint64]time.Time{}, quotas: quota.New()}
 	now := l.now()
 	l.nodes.Restore(state.Nodes, now)
 	for _, ns := range state.Namespaces {
@@ -57,6 +59,9 @@ func newLeader(ctx context.Context, cfg Config, st *store.Store, f store.Fence, 
 	}
 	for _, d := range state.Deletions {
 		l.cat.PutDeletion(d)
+	}
+	for _, q := range state.Quotas {
+		l.quotas.Set(q)
 	}
 	var b store.Batch
 	st.PutEpoch(&b, state.Epoch+1)

@@ -48,6 +48,7 @@ func (l *Leader) RemoveNode(id uint64) (*pb.RemoveNodeReply, error) {
 	}
 	l.epoch = epoch
 	l.nodes.Remove(id)
+	l.quotas.ForgetNode(id)
 	delete(l.statsSaved, id)
 	for _, d := range dels {
 		l.cat.PutDeletion(d)

@@ -25,7 +25,8 @@ func (l *Leader) Heartbeat(req *pb.HeartbeatRequest, caller auth.Identity) (*pb.
 	}
 	now := l.now()
 	beat := nodemap.Beat{ID: req.NodeId, Endpoint: req.Endpoint, Capacity: req.Capacity,
-		Free: req.Free, Used: req.Used, Pools: req.Pools,
+		Free: req.Free, Used: req.Used, Pools: req.Pools, Tiers: model.Tiers{FastCapacity: req.FastCapacity,
+			FastFree: req.FastFree, CapacityTierCapacity: req.CapacityTierCapacity, CapacityTierFree: req.CapacityTierFree},
 		WantDrain: req.StateHint == pb.NodeStateHint_NODE_STATE_HINT_DRAINING, Identity: caller.Name}
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -74,6 +75,7 @@ func (l *Leader) Heartbeat(req *pb.HeartbeatRequest, caller auth.Identity) (*pb.
 	if len(acks) > 0 {
 		go l.markDelivered(rec.ID, acks)
 	}
+	l.quotaHeartbeat(req, reply)
 	if changed {
 		l.cfg.Logf("node %016x (%s) is now %s (epoch %d)", rec.ID, rec.Endpoint, nodeState(rec), epoch)
 	}
@@ -112,6 +114,9 @@ func (l *Leader) CreateNamespace(req *pb.CreateNamespaceRequest, caller auth.Ide
 	defer l.wmu.Unlock()
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	if err := l.checkCreateQuota(req.Name); err != nil {
+		return nil, err
+	}
 	ns, isNew, err := l.cat.PlanCreate(req.Name, opts, l.nodes.RoomyIDs(int(opts.Replicas)), func(id uint64) bool {
 		n, known := l.nodes.Get(id)
 		return !known || n.Liveness == model.Dead // unknown: removed by an operator

@@ -12,6 +12,7 @@ import (
 	clientv3 "go.etcd.io/etcd/client/v3"
 
 	"rpmp.io/proxy/internal/model"
+	"rpmp.io/proxy/internal/quota"
 )
 
 // State is everything a leader needs to take over.
@@ -20,6 +21,7 @@ type State struct {
 	Nodes      []model.Node
 	Namespaces []model.Namespace
 	Deletions  []model.Deletion
+	Quotas     []quota.Limit
 }
 
 // Load reads the full state at one etcd revision.
@@ -52,6 +54,11 @@ func (st *State) add(s *Store, key string, val []byte) error {
 		var ns model.Namespace
 		if err = json.Unmarshal(val, &ns); err == nil {
 			st.Namespaces = append(st.Namespaces, ns)
+		}
+	case hasPrefix(rest, "quotas/"):
+		var q quota.Limit
+		if err = json.Unmarshal(val, &q); err == nil {
+			st.Quotas = append(st.Quotas, q)
 		}
 	case hasPrefix(rest, "deletions/"):
 		var d model.Deletion
