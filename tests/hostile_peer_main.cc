@@ -6,7 +6,9 @@
 // claim=PORT (127.0.0.1:PORT, e.g. another process's listening port). With SECONDS the
 // COUNT HELLOs are spread evenly over that time (a steady rate, as in the flood test
 // tests/security/flood_test.sh); without, they go as fast as the fabric takes them.
+// SIGTERM or SIGINT stops the sending early; the summary is printed either way.
 // Prints sent=N failed=N. Tests and operators only; never part of a deployment.
+#include <csignal>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -14,6 +16,11 @@
 #include <thread>
 
 #include "tests/hostile_peer.h"
+
+namespace {
+volatile std::sig_atomic_t g_stop = 0;
+void Stop(int) { g_stop = 1; }
+}  // namespace
 
 int main(int argc, char** argv) {
   const char* usage = "usage: rpmp-hostile-peer HOST:PORT badaddr|closedport|junk|mixed|claim=PORT COUNT [SECONDS]\n";
@@ -30,12 +37,14 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "%s", usage);
     return 2;
   }
+  std::signal(SIGTERM, Stop);
+  std::signal(SIGINT, Stop);
   auto start = std::chrono::steady_clock::now();
   auto interval = std::chrono::duration<double>(seconds / static_cast<double>(count));
   rpmp::testing::HostilePeer peer(argv[1]);
   std::string own = peer.fabric->LocalAddress();
   long sent = 0, failed = 0;
-  for (long i = 0; i < count; i++) {
+  for (long i = 0; i < count && !g_stop; i++) {
     int which = kind == "badaddr" ? 0 : kind == "closedport" ? 1 : kind == "junk" ? 2 : static_cast<int>(i % 3);
     std::string address;
     if (claim > 0) {
@@ -49,6 +58,7 @@ int main(int argc, char** argv) {
     }
     if (peer.fabric == nullptr) break;
     if (seconds > 0) std::this_thread::sleep_until(start + std::chrono::duration_cast<std::chrono::steady_clock::duration>(interval * i));
+    if (g_stop) break;
     if (peer.Fire(peer.HelloClaiming(address))) sent++; else failed++;
   }
   double took = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();

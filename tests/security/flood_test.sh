@@ -6,28 +6,25 @@
 #   - the flood arrived (every HELLO sent; the server's dropped-HELLO counter rose by at
 #     least the third of them with bad addresses) and overlapped the whole attacked run;
 #   - the honest p99 of put and of get under attack stays within 2x of its unattacked
-#     value, measured in the same test: rounds alternate an unattacked run and one under
-#     flood, and the medians over the rounds of each run's p99 are compared (a shared
-#     machine's own noise moves single p99s by more than 2x);
+#     value, measured in the same test: 5 rounds alternate an unattacked run and one
+#     under flood, and the medians over the rounds of each run's p99 are compared (a
+#     shared machine's own noise moves single p99s by more than 2x);
 #   - once each flood ends, every receive slot is free again (rpmp_server_inflight_slots
 #     0) within the step-1 deadline (hello_timeout, 2 s) and 0.5 s of polling.
-# The flood runs only during the attacked runs, FLOOD_SECONDS in all: CI runs
-# FLOOD_SECONDS=36 (6,000 HELLOs, the same rate: ~80 s in all); FLOOD_SECONDS=60 is the full 10,000.
-# Missing prerequisites fail.
+# The flood starts before each attacked run and is stopped (SIGTERM) when the run ends,
+# so it covers the run whatever the machine's load; it goes at the same rate throughout.
+# BENCH_SECONDS per workload and run (CI: 2; 5 rounds, ~90 s in all and ~7,000
+# HELLOs on the shared 2-core VM). Missing prerequisites fail.
 #
-#   tests/security/flood_test.sh BIN_DIR [FLOOD_SECONDS]
+#   tests/security/flood_test.sh BIN_DIR [BENCH_SECONDS]
 set -euo pipefail
-BIN="$(cd "${1:?usage: $0 BIN_DIR [FLOOD_SECONDS]}" && pwd)"
-flood_s=${2:-36}
+BIN="$(cd "${1:?usage: $0 BIN_DIR [BENCH_SECONDS]}" && pwd)"
+bench_s=${2:-2}
 fail() { echo "FAIL: $*" >&2; exit 1; }
 for tool in curl openssl; do command -v "$tool" >/dev/null || fail "$tool not installed"; done
 for b in rpmp-server rpmp-bench rpmp-hostile-peer; do [ -x "$BIN/$b" ] || fail "$BIN/$b not built"; done
-[ "$flood_s" -ge 12 ] || fail "FLOOD_SECONDS must be at least 12"
-count=$((flood_s * 10000 / 60))
-rounds=3
-round_s=$((flood_s / rounds))
-bench_s=$(( (round_s - 6) / 2 ))  # put then get (and ~6 s of start-up and a TCP baseline), inside the flood
-[ "$bench_s" -ge 1 ] || fail "FLOOD_SECONDS too short for $rounds rounds"
+[ "$bench_s" -ge 1 ] || fail "BENCH_SECONDS must be at least 1"
+rounds=5
 hello_timeout_ms=2000
 
 work=$(mktemp -d)
@@ -48,7 +45,7 @@ export RPMP_SECRET_FILE="$work/secret"
   --metrics-listen "127.0.0.1:$mport" --hello-timeout "${hello_timeout_ms}ms" >"$work/server.log" 2>&1 &
 server=$!
 deadline=$((SECONDS + 60))
-until grep -q "rpmp-server ready" "$work/server.log"; do
+until grep -q "rpmp-server ready" "$work/server.log" 2>/dev/null; do
   kill -0 "$server" 2>/dev/null || { cat "$work/server.log"; fail "rpmp-server exited"; }
   [ $SECONDS -lt $deadline ] || fail "rpmp-server not ready within 60 s"
   sleep 0.1
@@ -66,33 +63,37 @@ p99() { sed -n "s/^workload=$1 .* p99_us=\([0-9]*\) .*/\1/p" "$2"; }
 # round N: an unattacked run, then the same run under flood (the flood starts first and
 # outlasts the run); OUT files per round.
 dropped0=$(metric rpmp_server_hellos_dropped_total)
-per_round=$((count / rounds))
+total=0
 for r in $(seq 1 "$rounds"); do
   echo "t=${SECONDS}s round $r: unattacked run"
   bench "$work/calm$r.out"
-  echo "t=${SECONDS}s round $r: $per_round HELLOs over ${round_s}s, honest run inside it"
-  "$BIN/rpmp-hostile-peer" "127.0.0.1:$port" mixed "$per_round" "$round_s" >"$work/flood$r.out" 2>&1 &
+  echo "t=${SECONDS}s round $r: flood at 10,000 HELLOs per 60 s, honest run inside it"
+  # At most 20 minutes' worth at that rate; stopped when the honest run ends.
+  "$BIN/rpmp-hostile-peer" "127.0.0.1:$port" mixed 200000 1200 >"$work/flood$r.out" 2>&1 &
   flood=$!
   bench "$work/flood$r.bench"
   kill -0 "$flood" 2>/dev/null || { cat "$work/flood$r.out"; fail "the flood ended before the attacked run did"; }
+  kill -TERM "$flood"
   rc=0
   wait "$flood" || rc=$?
   flood=""
   t_end=$(date +%s%N)
-  [ "$rc" -eq 0 ] && grep -q "^sent=$per_round failed=0" "$work/flood$r.out" ||
-    { cat "$work/flood$r.out"; fail "the flood did not send every HELLO (rc $rc)"; }
+  sent=$(sed -n 's/^sent=\([0-9]*\) failed=0 .*/\1/p' "$work/flood$r.out")
+  [ "$rc" -eq 0 ] && [ -n "$sent" ] && [ "$sent" -ge 100 ] ||
+    { cat "$work/flood$r.out"; fail "the flood failed or sent under 100 HELLOs (rc $rc)"; }
+  total=$((total + sent))
   # Every slot free within the step-1 deadline of the flood's last HELLO.
   until [ "$(metric rpmp_server_inflight_slots)" = 0 ]; do
     [ $(( ($(date +%s%N) - t_end) / 1000000 )) -lt $((hello_timeout_ms + 500)) ] ||
       fail "$(metric rpmp_server_inflight_slots) slots still busy $((hello_timeout_ms + 500)) ms after the flood"
     sleep 0.05
   done
-  echo "t=${SECONDS}s slots free $(( ($(date +%s%N) - t_end) / 1000000 )) ms after the flood"
+  echo "t=${SECONDS}s $(cat "$work/flood$r.out"); slots free $(( ($(date +%s%N) - t_end) / 1000000 )) ms after the flood"
 done
 kill -0 "$server" 2>/dev/null || fail "rpmp-server died"
 dropped=$(( $(metric rpmp_server_hellos_dropped_total) - dropped0 ))
-[ "$dropped" -ge $((count / 3)) ] || fail "only $dropped HELLOs dropped by the server (want >= $((count / 3)): the flood did not arrive)"
-echo "$dropped HELLOs dropped, $(metric rpmp_server_hellos_withdrawn_total) withdrawn"
+[ "$dropped" -ge $((total / 3)) ] || fail "only $dropped of $total HELLOs dropped by the server (want >= $((total / 3)): the flood did not arrive)"
+echo "$total HELLOs sent: $dropped dropped, $(metric rpmp_server_hellos_withdrawn_total) withdrawn"
 
 # median of the rounds' p99 for workload W in files PREFIX1..PREFIXrounds
 median_p99() {
