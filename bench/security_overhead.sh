@@ -10,7 +10,8 @@
 # BIN_OFF=<dir> takes the unsecured side's rpmp-server, and its rpmp-bench when that
 # directory has one, from another build (e.g. one from before security, for the whole
 # cost: the protocol changed, so an old server needs its own client); the secured side
-# stays this build with the secret.
+# stays this build with the secret. OFF_SECRET=1 gives the BIN_OFF side the secret too
+# (same protocol: this build against another build of it, e.g. main vs a branch).
 set -euo pipefail
 build=${1:-build}
 rounds=${2:-3}
@@ -39,10 +40,11 @@ start() {  # start NAME BIN [ARGS...]: sets addr to the listen address once read
 bench_off="$bin/rpmp-bench"
 if [ -n "${BIN_OFF:-}" ]; then
   start secured "$bin" --auth-secret-file "$work/secret"; on=$addr  # this build, secured
-  start old "$BIN_OFF"; off=$addr
+  off_args=(); [ "${OFF_SECRET:-0}" = 1 ] && off_args=(--auth-secret-file "$work/secret")
+  start old "$BIN_OFF" ${off_args[@]+"${off_args[@]}"}; off=$addr
   [ -x "$BIN_OFF/rpmp-bench" ] && bench_off="$BIN_OFF/rpmp-bench"
   no_secret=0 label_on=secured label_off=old
-  echo "sides: on=this build ($bin) with the cluster secret; off=BIN_OFF ($BIN_OFF) server, client $bench_off, no secret"
+  echo "sides: on=this build ($bin) with the cluster secret; off=BIN_OFF ($BIN_OFF) server, client $bench_off, secret: ${OFF_SECRET:-0}"
 else
   start secured "$bin" --auth-secret-file "$work/secret"; on=$addr
   start open "$bin"; off=$addr
@@ -54,6 +56,7 @@ for r in $(seq 1 "$rounds"); do
   order="off on"; [ $((r % 2)) = 0 ] && order="on off"  # alternate who goes first
   for mode in $order; do
     addr=$off; env=(env -u RPMP_SECRET_FILE) client=$bench_off
+    [ "${OFF_SECRET:-0}" = 1 ] && env=(env RPMP_SECRET_FILE="$work/secret")
     [ $mode = on ] && { addr=$on client="$bin/rpmp-bench"; [ $no_secret = 1 ] || env=(env RPMP_SECRET_FILE="$work/secret"); }
     while read -r line; do
       echo "round=$r security=$mode $line"

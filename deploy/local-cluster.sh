@@ -21,7 +21,10 @@
 # Secured by default (docs/security.md): start generates a cluster secret into
 # RUN/secret (openssl, mode 600) and the servers require it; it also makes a CA and
 # certificates in RUN/tls (deploy/make-certs.sh): etcd serves TLS and requires client
-# certificates, the proxies serve mutual TLS, each server heartbeats with its own node
+# certificates of its own CA (RUN/tls/etcd-ca.crt) on its client and peer ports, with
+# authentication on (deploy/etcd-auth.sh: only the proxies' etcd certificate reaches keys,
+# those under /rpmp/default/; RUN/tls/etcd-root.* is etcd's root user), the proxies serve
+# mutual TLS, each server heartbeats with its own node
 # certificate. `status` prints RPMP_SECRET_FILE=... and RPMP_TLS_DIR=... (an
 # application's certificate) for clients (rpmpctl, rpmp-bench, librpmp, the Java
 # client); RUN/tls/admin is the operator's RPMP_TLS_DIR (drain, deleting any namespace).
@@ -108,16 +111,22 @@ start() {
     export RPMP_SECRET_FILE="$SECRET"
     "$here/make-certs.sh" "$TLS" --hosts 127.0.0.1,localhost --nodes node0,node1,node2
     scheme=https
-    etcd_tls=(--cert-file "$TLS/etcd.crt" --key-file "$TLS/etcd.key" --client-cert-auth --trusted-ca-file "$TLS/ca.crt")
-    curl_tls=(--cacert "$TLS/ca.crt" --cert "$TLS/proxy.crt" --key "$TLS/proxy.key")
+    # etcd trusts only the etcd CA (etcd-ca.crt): the cluster CA's application, admin
+    # and node certificates fail its TLS handshake, on the client and the peer port.
+    etcd_tls=(--cert-file "$TLS/etcd.crt" --key-file "$TLS/etcd.key" --client-cert-auth --trusted-ca-file "$TLS/etcd-ca.crt"
+      --peer-cert-file "$TLS/etcd.crt" --peer-key-file "$TLS/etcd.key" --peer-client-cert-auth
+      --peer-trusted-ca-file "$TLS/etcd-ca.crt" --peer-cert-allowed-cn etcd)
+    curl_tls=(--cacert "$TLS/etcd-ca.crt" --cert "$TLS/proxy-etcd.crt" --key "$TLS/proxy-etcd.key")
     proxy_tls=(--tls-cert "$TLS/proxy.crt" --tls-key "$TLS/proxy.key" --tls-ca "$TLS/ca.crt"
-      --etcd-ca "$TLS/ca.crt" --etcd-cert "$TLS/proxy.crt" --etcd-key "$TLS/proxy.key")
+      --etcd-ca "$TLS/etcd-ca.crt" --etcd-cert "$TLS/proxy-etcd.crt" --etcd-key "$TLS/proxy-etcd.key")
   fi
   spawn etcd etcd --name rpmp-local --data-dir "$RUN/etcd-data" \
     --listen-client-urls "$scheme://127.0.0.1:$ETCD_PORT" --advertise-client-urls "$scheme://127.0.0.1:$ETCD_PORT" \
-    --listen-peer-urls "http://127.0.0.1:$((BASE + 1))" --initial-advertise-peer-urls "http://127.0.0.1:$((BASE + 1))" \
-    --initial-cluster "rpmp-local=http://127.0.0.1:$((BASE + 1))" ${etcd_tls[@]+"${etcd_tls[@]}"}
+    --listen-peer-urls "$scheme://127.0.0.1:$((BASE + 1))" --initial-advertise-peer-urls "$scheme://127.0.0.1:$((BASE + 1))" \
+    --initial-cluster "rpmp-local=$scheme://127.0.0.1:$((BASE + 1))" ${etcd_tls[@]+"${etcd_tls[@]}"}
   wait_for "etcd health" 30 curl -sf ${curl_tls[@]+"${curl_tls[@]}"} "$scheme://127.0.0.1:$ETCD_PORT/health"
+  # Users and roles: only the proxies' CN reaches etcd, and only under /rpmp/default/.
+  secured && "$here/etcd-auth.sh" "$scheme://127.0.0.1:$ETCD_PORT" "$TLS"
   for i in 0 1; do
     # shellcheck disable=SC2086
     spawn "proxy$i" "$BIN/rpmp-proxy" --listen "127.0.0.1:$((BASE + 10 + i))" \

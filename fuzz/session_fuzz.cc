@@ -3,8 +3,11 @@
 // cluster secret: HELLOs claiming addresses of any length, family, port or owner,
 // proofs right and wrong, HELLO steps out of order, BYEs and requests naming real,
 // stale or forged sessions with any size fields, and raw frames. After each input a
-// fresh honest client must connect, write and read back within kHonestBound; if it
-// cannot, the process aborts (libFuzzer and the driver report the input).
+// honest client must write and read back within kHonestBound (one kept connected, and
+// every kFreshEvery inputs one connecting afresh); if it cannot, the process aborts
+// (libFuzzer and the driver report the input). One server per process; a step waits
+// for a reply only until the server has received its frame (its request counter), so
+// unanswered frames cost ~kReplyGrace, not a timeout.
 //
 // Entry point: LLVMFuzzerTestOneInput. The normal build links it with
 // session_fuzz_main.cc (a seeded driver, CI runs a short campaign); see fuzz/README.
@@ -25,11 +28,7 @@
 #include "server/store/open_store.h"
 #include "tests/hostile_peer.h"
 
-namespace rpmp::fuzz {
-// honest_client.cc (librpmp's headers and the server's do not mix in one unit).
-bool HonestClientServed(const std::string& address, const std::string& secret,
-                        std::chrono::milliseconds bound, std::string* why);
-}  // namespace rpmp::fuzz
+#include "fuzz/honest_client.h"
 
 namespace {
 
@@ -39,14 +38,62 @@ namespace wire = rpmp::wire;
 
 constexpr char kSecret[] = "session-fuzz-cluster-secret-0123456789";
 constexpr auto kHonestBound = std::chrono::seconds(5);
+// How long a step that expects a reply waits for it at most. The wait ends sooner once
+// the server has received every frame sent and kReplyGrace has passed (the in-process
+// server answers within microseconds; a frame it drops gets no reply). A missed or late
+// reply only changes what the step saw.
+constexpr int kReplyWaitMs = 10;
+constexpr auto kReplyGrace = std::chrono::milliseconds(2);
+// Every input ends with a put and get on one honest client kept connected (bounded by
+// kHonestBound); every kFreshEvery inputs, and whenever the kept one fails, a client
+// connecting afresh (HELLO included) must be served within kHonestBound too.
+constexpr uint64_t kFreshEvery = 8;
+
+// A hostile endpoint with one receive kept posted across steps: a step that waits for
+// a reply and gets none leaves it posted (a late reply lands there and is discarded by
+// the next step) instead of tearing the endpoint down, which cost a new fabric per
+// unanswered frame. The receive context outlives the endpoint (declared first).
+struct Peer {
+  rpmp::OpContext recv;
+  bool posted = false;   // `recv` is with the provider
+  bool arrived = false;  // ... and has completed: a reply of `length` bytes is in the inbox
+  size_t length = 0;
+  std::unique_ptr<HostilePeer> p;
+
+  explicit Peer(const std::string& address) : p(std::make_unique<HostilePeer>(address)) {}
+  bool ok() const { return p != nullptr && p->fabric != nullptr; }
+  char* inbox() { return p->mem.data() + wire::kMaxFrame; }
+  // Records completions of `recv`; true when `want` completed (its status in *st).
+  bool Take(rpmp::Completion* c, int n, const rpmp::OpContext* want, bool* st) {
+    bool hit = false;
+    for (int i = 0; i < n; i++) {
+      if (c[i].ctx == &recv) {
+        posted = false;
+        arrived = c[i].status.ok();
+        length = c[i].length;
+      } else if (c[i].ctx == want) {
+        hit = true;
+        *st = c[i].status.ok();
+      }
+    }
+    return hit;
+  }
+};
 
 struct World {
   std::unique_ptr<rpmp::Store> store;
   std::unique_ptr<rpmp::Server> server;
   std::string address;
-  std::unique_ptr<HostilePeer> attacker;
-  std::unique_ptr<HostilePeer> bystander;  // a second connected peer whose address gets claimed
+  std::unique_ptr<Peer> attacker;
+  std::unique_ptr<Peer> bystander;  // a second connected peer whose address gets claimed
+  // Frames the server should have received once every frame sent so far has arrived
+  // (its request counter); a wait for a reply ends early once the server has them all.
+  uint64_t expected_frames = 0;
+  std::unique_ptr<rpmp::fuzz::HonestClient> honest;  // kept across inputs (fast check)
+  uint64_t inputs = 0;
 };
+
+uint64_t FramesReceived(World& w) { return w.server->counters().requests.load(std::memory_order_relaxed); }
 
 int FreePort() {
   for (int port = 20000 + getpid() % 20000;; port++) {
@@ -102,7 +149,7 @@ struct Reader {
 // An address to claim: malformed, a closed port, the attacker's own (padded or not),
 // or the bystander's.
 std::string PickAddress(Reader& in, World& w) {
-  std::string own = w.attacker->fabric->LocalAddress();
+  std::string own = w.attacker->p->fabric->LocalAddress();
   switch (in.Byte() % 6) {
     case 0: return in.Bytes(in.Byte() % 40);
     case 1: return InetAddress("127.0.0.1", static_cast<uint16_t>(1 + in.Byte()));
@@ -113,34 +160,54 @@ std::string PickAddress(Reader& in, World& w) {
       return s;
     }
     case 4: return own + in.Bytes(in.Byte() % 8);
-    default: return w.bystander->fabric->LocalAddress();
+    default: return w.bystander->p->fabric->LocalAddress();
   }
 }
 
-// Sends a frame and, when `wait_ms` > 0, takes one reply (any) within that time.
-bool Send(HostilePeer& p, const std::string& frame, int wait_ms, wire::Response* resp) {
-  if (p.fabric == nullptr) return false;
-  rpmp::OpContext recv;
-  char* in = p.mem.data() + wire::kMaxFrame;
-  if (wait_ms > 0 && !p.fabric->PostRecv(&recv, in, wire::kMaxFrame, p.mr->desc()).ok()) return false;
-  if (!p.Fire(frame)) {
-    if (wait_ms > 0) p.fabric.reset();  // the posted receive must not outlive `recv`
+// Sends a frame and, when `wait_ms` > 0, takes one reply (the first to arrive, maybe a
+// late one to an earlier frame: fine for a fuzzer) within that time. A send that does
+// not complete within 3 s tears the endpoint down (its context is on this stack).
+bool Send(World& w, Peer& peer, const std::string& frame, int wait_ms, wire::Response* resp) {
+  if (!peer.ok()) return false;
+  HostilePeer& p = *peer.p;
+  if (peer.arrived) peer.arrived = false;  // an earlier step's late reply: dropped
+  if (!peer.posted) {
+    if (!p.fabric->PostRecv(&peer.recv, peer.inbox(), wire::kMaxFrame, p.mr->desc()).ok()) return false;
+    peer.posted = true;
+  }
+  rpmp::OpContext send;
+  std::memcpy(p.mem.data(), frame.data(), frame.size());
+  if (!p.fabric->Send(&send, p.server, p.mem.data(), frame.size(), p.mr->desc()).ok()) return false;
+  w.expected_frames = std::max(w.expected_frames, FramesReceived(w)) + 1;
+  rpmp::Completion c[8];
+  bool sent = false, sent_ok = false;
+  auto until = std::chrono::steady_clock::now() + std::chrono::seconds(3);
+  while (!sent && std::chrono::steady_clock::now() < until) sent = peer.Take(c, p.fabric->Wait(c, 8, 1), &send, &sent_ok);
+  if (!sent) {
+    peer.p.reset();  // `send` must not outlive this call; the caller makes a new peer
     return false;
   }
-  if (wait_ms == 0) return false;
-  auto until = std::chrono::steady_clock::now() + std::chrono::milliseconds(wait_ms);
-  rpmp::Completion c[8];
-  while (std::chrono::steady_clock::now() < until) {
-    int k = p.fabric->Poll(c, 8);
-    for (int i = 0; i < k; i++)
-      if (c[i].ctx == &recv) return wire::DecodeResponse(in, c[i].length, resp).ok();
+  if (!sent_ok || wait_ms == 0) return false;
+  auto now = std::chrono::steady_clock::now();
+  until = now + std::chrono::milliseconds(wait_ms);
+  auto all_in = until;  // when the server had every frame, plus the grace
+  while (!peer.arrived && now < until && now < all_in) {
+    peer.Take(c, p.fabric->Wait(c, 8, 1), nullptr, &sent_ok);
+    now = std::chrono::steady_clock::now();
+    if (all_in == until && FramesReceived(w) >= w.expected_frames) all_in = now + kReplyGrace;
   }
-  p.fabric.reset();  // the posted receive must not outlive `recv`
-  return false;
+  // A frame that never reached the server (frames from an address the server has just
+  // removed, e.g. after withdrawing a HELLO that named this endpoint, are lost on the
+  // way): count from what the server has.
+  if (now >= until) w.expected_frames = FramesReceived(w);
+  if (!peer.arrived) return false;  // the receive stays posted for a later reply
+  peer.arrived = false;
+  return wire::DecodeResponse(peer.inbox(), peer.length, resp).ok();
 }
 
 // The honest challenge-response, through Send (no Catch assertions here).
-void OpenSession(HostilePeer& p) {
+void OpenSession(World& w, Peer& peer) {
+  HostilePeer& p = *peer.p;
   std::string address = p.fabric->LocalAddress(), client_nonce = rpmp::auth::RandomNonce();
   wire::Request r;
   r.h.op = wire::Op::kHello;
@@ -149,25 +216,26 @@ void OpenSession(HostilePeer& p) {
   r.client_name = "fuzz-bystander";
   r.client_nonce = client_nonce;
   wire::Response resp;
-  if (!Send(p, p.Encode(r), 3000, &resp) || resp.challenge.empty()) return;
+  if (!Send(w, peer, p.Encode(r), 3000, &resp) || resp.challenge.empty()) return;
   std::string server_nonce(resp.challenge);
   std::string proof = rpmp::auth::ClientProof(kSecret, server_nonce, client_nonce, address);
   r.server_nonce = server_nonce;
   r.proof = proof;
-  if (Send(p, p.Encode(r), 3000, &resp) && resp.h.status == 0) {
+  if (Send(w, peer, p.Encode(r), 3000, &resp) && resp.h.status == 0 && peer.ok()) {
     p.session = resp.session;
     p.tag = resp.h.session_tag;
   }
 }
 
 void RunStep(Reader& in, World& w, std::string* challenge) {
-  HostilePeer& a = *w.attacker;
+  Peer& pa = *w.attacker;
+  HostilePeer& a = *pa.p;
   wire::Request r;
   wire::Response resp;
   switch (in.Byte() % 7) {
     case 0: {  // HELLO step 1 claiming some address
       std::string frame = a.HelloClaiming(PickAddress(in, w), in.Byte() % 4 != 0);
-      if (Send(a, frame, in.Byte() % 2 ? 100 : 0, &resp) && !resp.challenge.empty()) *challenge = resp.challenge;
+      if (Send(w, pa, frame, in.Byte() % 2 ? kReplyWaitMs : 0, &resp) && !resp.challenge.empty()) *challenge = resp.challenge;
       return;
     }
     case 1: {  // HELLO step 2: right or wrong proof, fresh or replayed or made-up nonce
@@ -184,7 +252,7 @@ void RunStep(Reader& in, World& w, std::string* challenge) {
       r.client_nonce = client_nonce;
       r.server_nonce = server_nonce;
       r.proof = proof;
-      if (Send(a, a.Encode(r), 100, &resp) && resp.h.status == 0 && resp.session != 0) {
+      if (Send(w, pa, a.Encode(r), kReplyWaitMs, &resp) && resp.h.status == 0 && resp.session != 0 && pa.ok()) {
         a.session = resp.session;
         a.tag = resp.h.session_tag;
       }
@@ -208,54 +276,68 @@ void RunStep(Reader& in, World& w, std::string* challenge) {
       std::string frame = a.Encode(r);
       a.session = s;
       a.tag = t;
-      Send(a, frame, in.Byte() % 2 ? 100 : 0, &resp);
-      if (r.h.op == wire::Op::kBye && resp.h.status == 0) a.session = 0;
+      bool answered = Send(w, pa, frame, in.Byte() % 2 ? kReplyWaitMs : 0, &resp);
+      if (answered && pa.ok() && r.h.op == wire::Op::kBye && resp.h.status == 0) a.session = 0;
       return;
     }
     case 4: {  // raw bytes, sometimes behind a valid magic
       std::string frame = in.Bytes(1 + in.Byte() % 64);
       if (in.Byte() % 2 && frame.size() >= 4) std::memcpy(frame.data(), &wire::kMagic, 4);
-      Send(a, frame, 0, &resp);
+      Send(w, pa, frame, 0, &resp);
       return;
     }
     case 5: {  // a burst of step-1 HELLOs to closed ports
       int k = 1 + in.Byte() % 32;
-      for (int i = 0; i < k; i++)
-        a.Fire(a.HelloClaiming(InetAddress("127.0.0.1", static_cast<uint16_t>(1 + in.Byte()))));
+      for (int i = 0; i < k && pa.ok(); i++)
+        Send(w, pa, a.HelloClaiming(InetAddress("127.0.0.1", static_cast<uint16_t>(1 + in.Byte()))), 0, &resp);
       return;
     }
-    default:  // a new attacker endpoint (the old one's connection goes away)
-      w.attacker = std::make_unique<HostilePeer>(w.address);
+    default:  // a new attacker endpoint (the old one's connection goes away); one in 8
+      // (an endpoint costs more than the rest of an input), else a legacy HELLO
+      if (in.Byte() % 8 == 0) {
+        w.attacker = std::make_unique<Peer>(w.address);
+      } else {
+        Send(w, pa, a.HelloClaiming(PickAddress(in, w), false), kReplyWaitMs, &resp);
+      }
       return;
   }
 }
 
 void ExpectHonestClientServed(World& w) {
   std::string why;
-  if (!rpmp::fuzz::HonestClientServed(w.address, kSecret, kHonestBound, &why)) {
-    std::fprintf(stderr, "session_fuzz: an honest client was not served within %lld s: %s\n",
-                 static_cast<long long>(kHonestBound.count()), why.c_str());
-    std::abort();
+  bool fresh = w.inputs++ % kFreshEvery == 0 || w.honest == nullptr;
+  if (!fresh && !w.honest->Served(kHonestBound, &why)) {
+    std::fprintf(stderr, "session_fuzz: the kept honest client failed (%s); trying a fresh one\n", why.c_str());
+    fresh = true;
   }
+  if (fresh) {
+    w.honest = rpmp::fuzz::HonestClient::Connect(w.address, kSecret, kHonestBound, &why);
+    if (w.honest == nullptr || !w.honest->Served(kHonestBound, &why)) {
+      std::fprintf(stderr, "session_fuzz: an honest client was not served within %lld s: %s\n",
+                   static_cast<long long>(kHonestBound.count()), why.c_str());
+      std::abort();
+    }
+  }
+  w.expected_frames = FramesReceived(w);  // the honest client's frames are all in
 }
 
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   World& w = TheWorld();
-  if (w.bystander == nullptr || w.bystander->fabric == nullptr) {  // a connected peer: its address is in the server's AV
-    w.bystander = std::make_unique<HostilePeer>(w.address);
-    OpenSession(*w.bystander);
+  if (w.bystander == nullptr || !w.bystander->ok()) {  // a connected peer: its address is in the server's AV
+    w.bystander = std::make_unique<Peer>(w.address);
+    OpenSession(w, *w.bystander);
   }
-  if (w.attacker == nullptr || w.attacker->fabric == nullptr) w.attacker = std::make_unique<HostilePeer>(w.address);
+  if (w.attacker == nullptr || !w.attacker->ok()) w.attacker = std::make_unique<Peer>(w.address);
   Reader in{data, std::min<size_t>(size, 4096)};
   std::string challenge;
   for (int steps = 0; in.n > 0 && steps < 32; steps++) {
     RunStep(in, w, &challenge);
-    if (w.attacker->fabric == nullptr) w.attacker = std::make_unique<HostilePeer>(w.address);
-    if (w.bystander->fabric == nullptr) {
-      w.bystander = std::make_unique<HostilePeer>(w.address);
-      OpenSession(*w.bystander);
+    if (!w.attacker->ok()) w.attacker = std::make_unique<Peer>(w.address);
+    if (!w.bystander->ok()) {
+      w.bystander = std::make_unique<Peer>(w.address);
+      OpenSession(w, *w.bystander);
     }
   }
   ExpectHonestClientServed(w);

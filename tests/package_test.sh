@@ -42,7 +42,7 @@ for f in usr/bin/rpmp-server usr/bin/rpmp-proxy usr/bin/rpmpctl usr/bin/rpmp-ben
          etc/rpmp/rpmp-server.yaml etc/rpmp/rpmp-proxy.flags usr/include/rpmp/client.h \
          usr/include/rpmp/status.h usr/lib/librpmp.so.1 usr/lib/rpmp/libpsm2.so.2 \
          usr/lib/systemd/system/rpmp-server.service usr/lib/systemd/system/rpmp-proxy.service \
-         usr/lib/udev/rules.d/60-rpmp-dax.rules usr/share/rpmp/make-certs.sh \
+         usr/lib/udev/rules.d/60-rpmp-dax.rules usr/share/rpmp/make-certs.sh usr/share/rpmp/etcd-auth.sh \
          usr/share/doc/rpmp/deploy.md usr/share/doc/rpmp/LICENSE usr/share/doc/rpmp/NOTICE; do
   [ -e "$root/$f" ] || fail "$f missing from the packages"
 done

@@ -25,6 +25,17 @@ openssl verify -CAfile "$w/ca/ca.crt" "$w/h1/proxy.crt" "$w/h2/storage2.crt" >/d
 [ "$(san "$w/h1/proxy.crt")" = "IPAddress:10.77.0.10" ] || fail "proxy SAN: $(san "$w/h1/proxy.crt")"
 [ "$(san "$w/h1/etcd.crt")" = "IPAddress:10.77.0.10,DNS:etcd1" ] || fail "etcd SAN: $(san "$w/h1/etcd.crt")"
 [ ! -e "$w/h2/proxy.crt" ] && [ ! -e "$w/h2/etcd.crt" ] || fail "--hosts \"\" still made a proxy/etcd certificate"
+# etcd's own CA: etcd, its root user and the proxies' etcd client certificate chain to it,
+# no cluster-CA certificate does (etcd trusts only etcd-ca.crt: applications cannot connect).
+[ -e "$w/h1/etcd-ca.crt" ] && [ ! -e "$w/h1/etcd-ca.key" ] || fail "etcd-ca.crt not copied, or its key copied"
+openssl verify -CAfile "$w/ca/etcd-ca.crt" "$w/h1/etcd.crt" "$w/h1/etcd-root.crt" "$w/h1/proxy-etcd.crt" >/dev/null \
+  || fail "etcd certificates not signed by the etcd CA"
+for c in h1/client/client.crt h1/admin/client.crt h2/storage2.crt h1/proxy.crt; do
+  openssl verify -CAfile "$w/ca/etcd-ca.crt" "$w/$c" >/dev/null 2>&1 && fail "$c chains to the etcd CA"
+done
+openssl x509 -in "$w/h1/etcd-root.crt" -noout -subject | grep -q "CN *= *root" || fail "etcd-root.crt is not CN=root"
+openssl x509 -in "$w/h1/proxy-etcd.crt" -noout -subject | grep -q "CN *= *rpmp-proxy" || fail "proxy-etcd.crt is not CN=rpmp-proxy"
+[ ! -e "$w/h2/etcd-root.crt" ] && [ ! -e "$w/h2/proxy-etcd.crt" ] || fail "--hosts \"\" --etcd-hosts \"\" made etcd client certificates"
 [ "$(stat -c '%a %U' "$w/h2/storage2.key")" = "600 $owner" ] || fail "node key: $(stat -c '%a %U' "$w/h2/storage2.key")"
 
 before=$(openssl x509 -in "$w/h1/proxy.crt" -noout -serial)

@@ -126,11 +126,12 @@ ETCD_INITIAL_CLUSTER=etcd1=https://${addr[p1]}:2380
 ETCD_CERT_FILE=$tls/etcd.crt
 ETCD_KEY_FILE=$tls/etcd.key
 ETCD_CLIENT_CERT_AUTH=true
-ETCD_TRUSTED_CA_FILE=$tls/ca.crt
+ETCD_TRUSTED_CA_FILE=$tls/etcd-ca.crt
 ETCD_PEER_CERT_FILE=$tls/etcd.crt
 ETCD_PEER_KEY_FILE=$tls/etcd.key
 ETCD_PEER_CLIENT_CERT_AUTH=true
-ETCD_PEER_TRUSTED_CA_FILE=$tls/ca.crt
+ETCD_PEER_TRUSTED_CA_FILE=$tls/etcd-ca.crt
+ETCD_PEER_CERT_ALLOWED_CN=etcd
 EOF
 install -d -o "$user" -m 700 "$work/p1/var/lib/etcd"
 mapfile -t etcd_env <"$work/p1/etc/default-etcd"
@@ -157,13 +158,14 @@ wait_log() {  # wait_log NAME SECONDS PATTERN
     sleep 0.1
   done
 }
-client_tls=(--cacert "$tls/ca.crt" --cert "$tls/proxy.crt" --key "$tls/proxy.key")
+client_tls=(--cacert "$tls/etcd-ca.crt" --cert "$tls/proxy-etcd.crt" --key "$tls/proxy-etcd.key")
 deadline=$((SECONDS + 30))
 until on p1 curl -sf "${client_tls[@]}" "https://${addr[p1]}:2379/health" >/dev/null 2>&1; do
   kill -0 "${pid[etcd]}" 2>/dev/null || fail "etcd exited"
   [ $SECONDS -lt $deadline ] || fail "etcd not healthy over https within 30 s"
   sleep 0.2
 done
+on p1 "$work/p1/usr/share/rpmp/etcd-auth.sh" "https://${addr[p1]}:2379" "$tls" || fail "etcd-auth.sh (docs/deploy.md step 4)"
 for h in p1 p2; do
   mapfile -t cmd < <(exec_start "$h" rpmp-proxy)
   run_as "$h" "proxy-$h" "${cmd[@]}"

@@ -11,7 +11,12 @@
 #   - an rpmp-server restarted on node0's pool with node1's certificate: its
 #     heartbeats are refused (permission denied), node0 stays bound to node0;
 #   - drain, `nodes rm`, and `ns rm` of another application's namespace, need the
-#     admin certificate (exit 1, permission denied); the owner and the admin succeed.
+#     admin certificate (exit 1, permission denied); the owner and the admin succeed;
+#   - etcd by role (deploy/etcd-auth.sh): etcdctl with the application's, the admin's or a
+#     node's certificate cannot read, write, list or keep alive a lease (TLS refusal: etcd
+#     trusts only its own CA); a certificate of the etcd CA whose CN is no etcd user is
+#     refused every key (permission denied); the proxies' etcd certificate writes under
+#     /rpmp/default/ only; etcd's peer port refuses plaintext and non-etcd certificates.
 # The proxies' own attack tests are in proxy/test/integration/security_test.go.
 # Missing prerequisites fail.
 #
@@ -89,8 +94,8 @@ openssl x509 -req -in "$wrong_san/proxy.csr" -CA "$RPMP_RUN_DIR/tls/ca.crt" -CAk
 port3=$((base + 12))
 ca="$RPMP_RUN_DIR/tls/ca.crt"
 "$BIN/rpmp-proxy" --listen "127.0.0.1:$port3" --etcd "https://127.0.0.1:$base" \
-  --tls-cert "$wrong_san/proxy.crt" --tls-key "$wrong_san/proxy.key" --tls-ca "$ca" --etcd-ca "$ca" \
-  --etcd-cert "$RPMP_RUN_DIR/tls/proxy.crt" --etcd-key "$RPMP_RUN_DIR/tls/proxy.key" >"$work/proxy3.log" 2>&1 &
+  --tls-cert "$wrong_san/proxy.crt" --tls-key "$wrong_san/proxy.key" --tls-ca "$ca" --etcd-ca "$RPMP_RUN_DIR/tls/etcd-ca.crt" \
+  --etcd-cert "$RPMP_RUN_DIR/tls/proxy-etcd.crt" --etcd-key "$RPMP_RUN_DIR/tls/proxy-etcd.key" >"$work/proxy3.log" 2>&1 &
 proxy3=$!
 deadline=$((SECONDS + 30))
 until grep -q "listening on 127.0.0.1:$port3" "$work/proxy3.log"; do
@@ -149,4 +154,73 @@ expect_refused "ns rm of another application's namespace" "permission denied.*be
 [ "$(ctl get app/a k -)" = hello ] || fail "the refused delete changed the namespace"
 RPMP_TLS_DIR="$admin" ctl ns rm app/a >/dev/null || fail "ns rm as admin"
 ctl ns create app/b --replicas 1 >/dev/null && ctl ns rm app/b >/dev/null || fail "the owner's ns rm"
+
+echo "== etcd by role: only the proxies' certificate reaches etcd, and only /rpmp/default/"
+command -v etcdctl >/dev/null || fail "etcdctl not installed (Debian package etcd-client)"
+t="$RPMP_RUN_DIR/tls"
+# etcd_as CERT KEY ARGS...: etcdctl against the cluster's etcd, trusting the etcd CA
+# (at most 15 s: `lease keep-alive` retries a failing connection forever).
+etcd_as() {
+  local crt=$1 key=$2; shift 2
+  ETCDCTL_API=3 timeout 15 etcdctl --endpoints "https://127.0.0.1:$base" --cacert "$t/etcd-ca.crt" --cert "$crt" --key "$key" \
+    --dial-timeout 2s --command-timeout 4s "$@"
+}
+root() { etcd_as "$t/etcd-root.crt" "$t/etcd-root.key" "$@"; }
+# etcd_refused WHAT PATTERN CERT KEY ARGS...: etcdctl fails with PATTERN on stderr, prints nothing.
+etcd_refused() {
+  local what=$1 pattern=$2 rc=0; shift 2
+  etcd_as "$@" >"$work/out" 2>"$work/err" || rc=$?
+  [ "$rc" -ne 0 ] || fail "etcd $what was allowed: $(cat "$work/out")"
+  [ "$rc" -ne 124 ] || echo "no connection within 15 s" >>"$work/err"  # kept retrying
+  [ ! -s "$work/out" ] || fail "etcd $what printed data: $(head -c 300 "$work/out")"
+  grep -qE "$pattern" "$work/err" || fail "etcd $what: stderr lacks /$pattern/: $(tail -c 400 "$work/err")"
+  echo "refused as expected (etcd $what)"
+}
+ctl ns create app/etcd --replicas 1 >/dev/null || fail "ns create app/etcd"
+[ -n "$(root get /rpmp/default/namespaces/app/etcd --keys-only)" ] ||
+  fail "the proxies' namespace record is not at /rpmp/default/namespaces/app/etcd: $(root get / --prefix --keys-only | head -20)"
+lease=$(root lease list | sed -n 2p)
+[ -n "$lease" ] || fail "no proxy election lease in etcd (root: $(root lease list))"
+# The application's, the admin's and a node's certificates (cluster CA): no TLS session.
+tls_refused="deadline exceeded|certificate|handshake|no connection"
+for who in "client/client" "admin/client" "node0"; do
+  etcd_refused "read with $who.crt" "$tls_refused" "$t/$who.crt" "$t/$who.key" get /rpmp/default/ --prefix
+  etcd_refused "write with $who.crt" "$tls_refused" "$t/$who.crt" "$t/$who.key" put /rpmp/default/namespaces/evil x
+done
+etcd_refused "lease keep-alive with the application certificate" "$tls_refused" \
+  "$t/client/client.crt" "$t/client/client.key" lease keep-alive --once "$lease"
+etcd_refused "lease list with the application certificate" "$tls_refused" \
+  "$t/client/client.crt" "$t/client/client.key" lease list
+# A certificate of the etcd CA whose CN names no etcd user (as if the application's CN had
+# been signed by the wrong CA): authenticated, then refused every key by the roles.
+openssl req -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -subj "/CN=rpmp-client" \
+  -keyout "$work/etcd-app.key" -out "$work/etcd-app.csr" 2>/dev/null
+openssl x509 -req -in "$work/etcd-app.csr" -CA "$t/etcd-ca.crt" -CAkey "$t/etcd-ca.key" -CAcreateserial \
+  -days 1 -extfile "$work/app2.ext" -out "$work/etcd-app.crt" 2>/dev/null
+etcd_refused "read by CN=rpmp-client (etcd CA)" "permission denied|user name not found" \
+  "$work/etcd-app.crt" "$work/etcd-app.key" get /rpmp/default/ --prefix
+etcd_refused "write by CN=rpmp-client (etcd CA)" "permission denied|user name not found" \
+  "$work/etcd-app.crt" "$work/etcd-app.key" put /rpmp/default/namespaces/evil x
+etcd_refused "lease revoke by CN=rpmp-client (etcd CA)" "permission denied|user name not found" \
+  "$work/etcd-app.crt" "$work/etcd-app.key" lease revoke "$lease"
+[ -z "$(root get /rpmp/default/namespaces/evil)" ] || fail "a refused write reached etcd"
+# The proxies' etcd certificate: read and write under /rpmp/default/, nothing elsewhere.
+px() { etcd_as "$t/proxy-etcd.crt" "$t/proxy-etcd.key" "$@"; }
+px put /rpmp/default/etcd-role-test ok >/dev/null || fail "the proxies' certificate cannot write under /rpmp/default/"
+[ "$(px get /rpmp/default/etcd-role-test --print-value-only)" = ok ] || fail "the proxies' certificate cannot read back"
+px del /rpmp/default/etcd-role-test >/dev/null || fail "the proxies' certificate cannot delete under /rpmp/default/"
+etcd_refused "proxy write outside /rpmp/default/" "permission denied" "$t/proxy-etcd.crt" "$t/proxy-etcd.key" put /rpmp/other/x y
+etcd_refused "proxy write at /" "permission denied" "$t/proxy-etcd.crt" "$t/proxy-etcd.key" put /evil y
+etcd_refused "proxy read of all keys" "permission denied" "$t/proxy-etcd.crt" "$t/proxy-etcd.key" get / --prefix
+etcd_refused "proxy user administration" "permission denied" "$t/proxy-etcd.crt" "$t/proxy-etcd.key" user add evil --no-password
+[ -z "$(root get /rpmp/other/x)$(root get /evil)" ] || fail "a refused proxy write reached etcd"
+# The peer port (BASE+1): TLS with peer certificates of CN=etcd only.
+peer="127.0.0.1:$((base + 1))"
+code=$(curl -s -m 3 -o "$work/out" -w '%{http_code}' "http://$peer/members" || true)
+[ "$code" != 200 ] || fail "etcd's peer port served plaintext: $(head -c 200 "$work/out")"
+code=$(curl -s -m 3 -o /dev/null -w '%{http_code}' --cacert "$t/etcd-ca.crt" --cert "$t/proxy-etcd.crt" --key "$t/proxy-etcd.key" \
+  "https://$peer/leases" -X POST -d x || true)
+[ "$code" = 000 ] || [ "$code" -ge 400 ] || fail "etcd's peer port served a non-etcd certificate (HTTP $code)"
+echo "ok etcd's peer port refused plaintext and a non-etcd certificate (HTTP $code)"
+ctl nodes >/dev/null || fail "the cluster stopped answering after the etcd attempts"
 echo "PASS"
