@@ -96,7 +96,12 @@ class RpmpShuffleManager(conf: SparkConf, isDriver: Boolean)
         coords = base.copy(groups = RpmpShuffleManager.placementGroups(
           rpmpConf.placementGroups, base.numPartitions, nodes.map(_.size)))
         clusterApps.add((coords.appId, coords.runId))
-        val described = coords.namespaces.map(ns => createNamespace(client, ns))
+        val described = try coords.namespaces.map(ns => createNamespace(client, ns)) catch {
+          case e: RpmpNoRoomException =>
+            // Refused by a quota part way: the groups created so far go (best effort).
+            try client.deleteNamespaces(coords.namespace, coords.groups > 1) catch { case NonFatal(_) => }
+            throw e
+        }
         if (coords.groups == 1) described.head
         else described.zipWithIndex.take(8).map { case (d, g) => s"g$g$d" }
           .mkString(s" as ${coords.groups} placement groups: ", "; ",
@@ -196,6 +201,10 @@ class RpmpShuffleManager(conf: SparkConf, isDriver: Boolean)
         // FAILED_PRECONDITION: fewer live nodes than replicas.
         case e: RpmpException if e.code() == RpmpException.FAILED_PRECONDITION && replicas > 1 =>
           replicas -= 1
+        // RESOURCE_EXHAUSTED: a quota of the namespace's prefix (docs/cluster.md "Quotas")
+        // refuses it; the message names prefix, quota and use. Handled as a full cluster.
+        case e: io.rpmp.client.RpmpNoSpaceException =>
+          throw new RpmpNoRoomException(s"RPMP refused namespace $ns: ${e.getMessage}")
         case e: RpmpException if e.code() == RpmpException.ALREADY_EXISTS =>
           logWarning(s"RPMP namespace $ns already exists with other options; using it: $e")
           return " (pre-existing)"
