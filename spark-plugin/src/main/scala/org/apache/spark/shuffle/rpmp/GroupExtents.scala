@@ -40,7 +40,7 @@ private[spark] object GroupExtents extends Logging {
     val slash = ns.lastIndexOf('/')
     if (slash > 0) {
       val last = ns.substring(slash + 1)
-      if (last.length >= 2 && last.length <= 4 && last.charAt(0) == 'x' && last.charAt(1) != '0' &&
+      if (last.length >= 2 && last.length <= 5 && last.charAt(0) == 'x' && last.charAt(1) != '0' &&
           last.substring(1).forall(c => c >= '0' && c <= '9')) {
         return (ns.substring(0, slash), last.substring(1).toInt)
       }
