@@ -160,6 +160,40 @@ func (m *Map) RoomyIDs(want int) []uint64 {
 	return roomy
 }
 
+// ExtentIDs chooses the want nodes for a new extent of a namespace that ran
+// out of space (docs/cluster.md "Split instead of fail"): usable nodes with at
+// least 1/RoomFraction of their capacity free first, among them those not in
+// avoid (the members of the namespace that refused the write) first, then the
+// most free bytes first; ties by id. All usable nodes when there are at most
+// want of them.
+func (m *Map) ExtentIDs(want int, avoid []uint64) []uint64 {
+	usable := m.UsableIDs()
+	if want < 1 {
+		want = 1
+	}
+	if len(usable) <= want {
+		return usable
+	}
+	avoided := map[uint64]bool{}
+	for _, id := range avoid {
+		avoided[id] = true
+	}
+	roomy := func(n model.Node) bool { return n.Capacity == 0 || n.Free >= n.Capacity/RoomFraction }
+	sort.SliceStable(usable, func(i, j int) bool {
+		a, b := m.nodes[usable[i]], m.nodes[usable[j]]
+		if ra, rb := roomy(a), roomy(b); ra != rb {
+			return ra
+		}
+		if aa, ab := avoided[usable[i]], avoided[usable[j]]; aa != ab {
+			return !aa
+		}
+		return a.Free > b.Free
+	})
+	out := usable[:want]
+	sort.Slice(out, func(i, j int) bool { return out[i] < out[j] })
+	return out
+}
+
 // UsableIDs returns the ids of LIVE, non-draining nodes, ascending.
 func (m *Map) UsableIDs() []uint64 {
 	var out []uint64

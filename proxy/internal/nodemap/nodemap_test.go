@@ -108,3 +108,30 @@ func TestRoomyIDsPrefersNodesWithRoom(t *testing.T) {
 		t.Fatalf("RoomyIDs(4) = %v, want all 4 usable nodes", got)
 	}
 }
+
+func TestExtentIDsAvoidFullMembers(t *testing.T) {
+	t0 := time.Unix(4000, 0)
+	m := New(time.Second, 3*time.Second)
+	space := func(id, capacity, free uint64) {
+		rec, _ := m.Next(Beat{ID: id, Endpoint: "127.0.0.1:1", Capacity: capacity, Free: free}, t0)
+		m.Put(rec, t0)
+	}
+	space(1, 1600, 50)   // full: refused the write
+	space(2, 1600, 900)  // roomy, a member of the full namespace
+	space(3, 1600, 400)  // roomy
+	space(4, 1600, 1000) // roomy, most free
+	if got := m.ExtentIDs(1, []uint64{1, 2}); len(got) != 1 || got[0] != 4 {
+		t.Fatalf("ExtentIDs(1) = %v, want [4]", got)
+	}
+	// Non-members first (4, 3), ahead of a member with more room than 3.
+	if got := m.ExtentIDs(2, []uint64{1, 2}); len(got) != 2 || got[0] != 3 || got[1] != 4 {
+		t.Fatalf("ExtentIDs(2) = %v, want [3 4]", got)
+	}
+	// A roomy member before a full non-member; the full node last.
+	if got := m.ExtentIDs(3, []uint64{2}); len(got) != 3 || got[0] != 2 || got[1] != 3 || got[2] != 4 {
+		t.Fatalf("ExtentIDs(3) = %v, want [2 3 4]", got)
+	}
+	if got := m.ExtentIDs(4, nil); len(got) != 4 {
+		t.Fatalf("ExtentIDs(4) = %v, want all 4 usable nodes", got)
+	}
+}

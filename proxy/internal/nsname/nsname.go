@@ -74,3 +74,29 @@ func Group(name string) (parent string, index int, ok bool) {
 	}
 	return name[:slash], index, true
 }
+
+// Extent reports whether name is extent k >= 1 of a namespace: its last path
+// component is "x" and a decimal index without leading zeros (x1 ... x9999)
+// under a non-empty parent. A placement group that ran out of space continues
+// in <group>/x1, x2, ... (docs/cluster.md "Split instead of fail"); prev is the
+// namespace extent k follows: the parent for k = 1, else <parent>/x<k-1>.
+func Extent(name string) (prev string, k int, ok bool) {
+	slash := strings.LastIndexByte(name, '/')
+	if slash <= 0 {
+		return "", 0, false
+	}
+	last := name[slash+1:]
+	if len(last) < 2 || len(last) > 5 || last[0] != 'x' || last[1] == '0' {
+		return "", 0, false
+	}
+	for _, c := range last[1:] {
+		if c < '0' || c > '9' {
+			return "", 0, false
+		}
+		k = k*10 + int(c-'0')
+	}
+	if k == 1 {
+		return name[:slash], k, true
+	}
+	return fmt.Sprintf("%s/x%d", name[:slash], k-1), k, true
+}

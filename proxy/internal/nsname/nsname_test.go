@@ -67,3 +67,31 @@ func TestGroup(t *testing.T) {
 		}
 	}
 }
+
+func TestExtent(t *testing.T) {
+	for _, c := range []struct {
+		name, prev string
+		k          int
+		ok         bool
+	}{
+		{"spark/a/3/g2/x1", "spark/a/3/g2", 1, true},
+		{"spark/a/3/g2/x2", "spark/a/3/g2/x1", 2, true},
+		{"a/x10", "a/x9", 10, true},
+		{"x1", "", 0, false},       // no parent
+		{"a/x0", "", 0, false},     // extents start at 1
+		{"a/x01", "", 0, false},    // leading zero
+		{"a/x", "", 0, false},      // no index
+		{"a/x1b", "", 0, false},    // not decimal
+		{"a/x12345", "", 0, false}, // too long
+		{"a/g1", "", 0, false},     // a group, not an extent
+	} {
+		prev, k, ok := Extent(c.name)
+		if prev != c.prev || k != c.k || ok != c.ok {
+			t.Errorf("Extent(%q) = %q, %d, %v; want %q, %d, %v", c.name, prev, k, ok, c.prev, c.k, c.ok)
+		}
+	}
+	// An extent of a group is not itself a group.
+	if _, _, ok := Group("spark/a/3/g2/x1"); ok {
+		t.Errorf("Group(extent) = ok")
+	}
+}

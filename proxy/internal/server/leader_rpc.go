@@ -117,7 +117,16 @@ func (l *Leader) CreateNamespace(req *pb.CreateNamespaceRequest, caller auth.Ide
 	if err := l.checkCreateQuota(req.Name); err != nil {
 		return nil, err
 	}
-	ns, isNew, err := l.cat.PlanCreate(req.Name, opts, l.nodes.RoomyIDs(int(opts.Replicas)), func(id uint64) bool {
+	candidates := l.nodes.RoomyIDs(int(opts.Replicas))
+	if prev, _, ok := nsname.Extent(req.Name); ok {
+		// A namespace that ran out of space continues here: away from its full members.
+		var avoid []uint64
+		if p, found := l.cat.Get(prev); found {
+			avoid = p.Placement
+		}
+		candidates = l.nodes.ExtentIDs(int(opts.Replicas), avoid)
+	}
+	ns, isNew, err := l.cat.PlanCreate(req.Name, opts, candidates, func(id uint64) bool {
 		n, known := l.nodes.Get(id)
 		return !known || n.Liveness == model.Dead // unknown: removed by an operator
 	}, l.now().UnixMilli(), l.epoch)

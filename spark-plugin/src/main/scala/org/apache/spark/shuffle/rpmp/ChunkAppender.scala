@@ -4,7 +4,8 @@
 // stamps each finished chunk's header (seq, cumulative data bytes, LAST) and appends it
 // with appendAsync tagged with the map attempt id, keeping at most maxPushesInFlight
 // appends pending; their buffers come back to the pool. Keeps the per-partition data sizes
-// the MapStatus reports. Used by ChunkPusher (the sort-based writer) and by
+// the MapStatus reports. Cluster mode: appends go to the group's current extent, and a
+// chunk refused for space is appended again, whole, to the next extent (GroupExtents). Used by ChunkPusher (the sort-based writer) and by
 // RpmpBypassShuffleWriter, on the task thread only.
 package org.apache.spark.shuffle.rpmp
 
@@ -14,7 +15,7 @@ import java.util.concurrent.{CompletableFuture, ExecutionException, TimeoutExcep
 
 import scala.collection.mutable
 
-import io.rpmp.client.RpmpBuffer
+import io.rpmp.client.{RpmpBuffer, RpmpException}
 
 import org.apache.spark.shuffle.ShuffleWriteMetricsReporter
 
@@ -93,7 +94,7 @@ private[rpmp] final class ChunkAppender(
   /** A sink in a pooled buffer of partition p's connection, after the header space. */
   def openSink(p: Int): RegisteredSink = {
     val server = coords.serverFor(p)
-    val ns = coords.namespaceOf(p)
+    val ns = writeNamespace(p)
     new RegisteredSink(takeBuffer(server, ns), headerBytes,
       n => clients.get(server).allocateBufferForWrite(ns, n))
   }
@@ -113,7 +114,7 @@ private[rpmp] final class ChunkAppender(
     var p = 0
     while (p < numPartitions) {
       if (chunks(p) > 0 && !sawLast(p)) {
-        val buffer = takeBuffer(coords.serverFor(p), coords.namespaceOf(p))
+        val buffer = takeBuffer(coords.serverFor(p), writeNamespace(p))
         buffer.setSize(headerBytes)
         push(p, buffer, 0, last = true)
       }
@@ -129,7 +130,7 @@ private[rpmp] final class ChunkAppender(
     ShuffleChunk.writeHeader(header, p, chunks(p), cumulative, mapId, last)
     buffer.byteBuffer().put(0, header, 0, headerBytes)
     val server = coords.serverFor(p)
-    val ns = coords.namespaceOf(p)
+    val ns = writeNamespace(p)
     val future = try {
       clients.get(server).appendAsync(ns, coords.partitionKey(p), buffer, mapId)
     } catch {
@@ -145,6 +146,47 @@ private[rpmp] final class ChunkAppender(
     partitionLengths(p) = cumulative
     metrics.incBytesWritten(dataBytes.toLong)
     metrics.incWriteTime(System.nanoTime() - start)
+  }
+
+  /** Where partition p's chunks go now: its group, or (cluster mode) the group's extent. */
+  private def writeNamespace(p: Int): String =
+    if (coords.clusterMode) GroupExtents.writeNamespace(coords.namespaceOf(p))
+    else coords.namespaceOf(p)
+
+  /**
+   * `push` was refused for space: appends the same bytes (same header, so a copy the
+   * refusing primary kept is a duplicate the reader drops) to the group's next extents, up to
+   * GroupExtents.MaxMovesPerChunk of them; the error when none takes it.
+   */
+  private def appendToNextExtent(push: Push, refused: Throwable): Unit = {
+    val client = clients.get(push.server)
+    val what = s"shuffle ${coords.shuffleId} partition ${push.partition} map $mapId"
+    var (group, k) = GroupExtents.parse(push.ns)
+    var cause = refused
+    var moves = 0
+    try {
+      while (moves < GroupExtents.MaxMovesPerChunk) {
+        moves += 1
+        k = GroupExtents.moveOn(client, group, k, push.buffer.size().toLong, what, cause)
+        val future = client.appendAsync(GroupExtents.extentName(group, k),
+          coords.partitionKey(push.partition), push.buffer, mapId)
+        RpmpMetrics.appendIssued(future, push.buffer.size() - headerBytes)
+        try {
+          future.get(conf.callTimeoutMs * 2 + 10000, TimeUnit.MILLISECONDS)
+          return
+        } catch {
+          case e: ExecutionException if GroupExtents.isNoSpace(e.getCause) => cause = e.getCause
+          case e: TimeoutException =>
+            pending.addFirst(push.copy(future = future)) // owned by that call: release() frees it
+            throw new IOException(s"RPMP append of $what to an extent did not complete", e)
+        }
+      }
+      throw GroupExtents.exhausted(what, cause)
+    } catch {
+      case e: RpmpException =>
+        push.buffer.close()
+        throw e
+    }
   }
 
   /**
@@ -168,7 +210,10 @@ private[rpmp] final class ChunkAppender(
     val push = pending.poll()
     val start = System.nanoTime()
     try {
-      push.future.get(conf.callTimeoutMs * 2 + 10000, TimeUnit.MILLISECONDS)
+      try push.future.get(conf.callTimeoutMs * 2 + 10000, TimeUnit.MILLISECONDS) catch {
+        case e: ExecutionException if coords.clusterMode && GroupExtents.isNoSpace(e.getCause) =>
+          appendToNextExtent(push, e.getCause)
+      }
     } catch {
       case e: ExecutionException =>
         push.buffer.close()

@@ -45,6 +45,8 @@ private[spark] object RpmpMetrics extends Logging {
   val refetches = registry.counter("refetches")
   /** FetchFailedExceptions the reader raised (Spark then reruns the map). */
   val fetchFailures = registry.counter("fetchFailures")
+  /** Placement groups this JVM split into a new extent for space (GroupExtents). */
+  val splits = registry.counter("splits")
 
   // The live-buffer count and cluster counters of the newest shuffle manager of this JVM.
   @volatile private var liveBufferCount: () => Int = () => 0

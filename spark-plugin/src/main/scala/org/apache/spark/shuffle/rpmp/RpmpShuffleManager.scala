@@ -176,7 +176,10 @@ class RpmpShuffleManager(conf: SparkConf, isDriver: Boolean)
 
   override def unregisterShuffle(shuffleId: Int): Boolean = {
     val coords = registered.remove(shuffleId)
-    if (coords != null) deleteNamespace(coords)
+    if (coords != null) {
+      deleteNamespace(coords)
+      GroupExtents.forget(coords.namespace)
+    }
     sortManager.unregisterShuffle(shuffleId)
     true
   }
@@ -216,8 +219,8 @@ class RpmpShuffleManager(conf: SparkConf, isDriver: Boolean)
   private def deleteNamespace(coords: RpmpShuffleCoordinates): Unit = {
     if (coords.clusterMode) {
       try {
-        // With placement groups the groups are <namespace>/g<i>: the whole subtree goes.
-        clients.get(coords.serverFor(0)).deleteNamespaces(coords.namespace, coords.groups > 1)
+        // Groups (<namespace>/g<i>) and extents (<group>/x<k>): the whole subtree goes.
+        clients.get(coords.serverFor(0)).deleteNamespaces(coords.namespace, true)
         logInfo(s"Deleted RPMP namespace ${coords.namespace}")
       } catch {
         case _: io.rpmp.client.RpmpNotFoundException => // already gone
@@ -246,10 +249,11 @@ class RpmpShuffleManager(conf: SparkConf, isDriver: Boolean)
   /** Driver, cluster mode: keeps the namespaces of registered shuffles from expiring. */
   private lazy val ttlKeeper = new NamespaceKeeper(rpmpConf.ttlSeconds, () =>
     registered.values().forEach { c =>
-      c.namespaces.foreach { ns =>
-        try clients.get(c.serverFor(0)).touchNamespace(ns) catch {
+      c.namespaces.foreach { group =>
+        // The group and its extents (GroupExtents), up to the first that is not there.
+        try GroupExtents.touch(clients.get(c.serverFor(0)), group) catch {
           case _: io.rpmp.client.RpmpNotFoundException => // nothing written yet or deleted
-          case NonFatal(e) => logWarning(s"Could not touch RPMP namespace $ns: $e")
+          case NonFatal(e) => logWarning(s"Could not touch RPMP namespace $group: $e")
         }
       }
     })

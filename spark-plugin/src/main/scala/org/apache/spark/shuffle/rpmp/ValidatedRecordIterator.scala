@@ -8,6 +8,9 @@
 // recomputes it. A chunk that cannot be read, has a bad header, or fails to decode before
 // yielding a record counts as missing; a decode error after some of its records were
 // returned, or two chunks with one seq and different bytes, fail at once.
+// Cluster mode: a partition's records are in its group and the group's extents
+// (GroupExtents, listed once per task and again each retry round); the ledger checks the
+// union, so a chunk missing from any extent is missing like any other.
 // Owns every RpmpBuffer it reads: close() (the task completion listener) frees the one being
 // consumed and those in flight. Task thread only. Created by RpmpShuffleReader.read().
 package org.apache.spark.shuffle.rpmp
@@ -39,6 +42,8 @@ private[spark] class ValidatedRecordIterator(
 
   private val notes = mutable.HashMap.empty[(Int, Long), String] // last trouble per output
   private var round = 0
+  // group -> (round it was listed in, its extents)
+  private val extentsOf = mutable.HashMap.empty[String, (Int, Seq[String])]
   private var fetcher: RecordFetcher = newFetcher(listRound0())
   private var buffer: RpmpBuffer = _
   private var stream: InputStream = _
@@ -46,6 +51,18 @@ private[spark] class ValidatedRecordIterator(
   private var chunk: ChunkHeader = _
   private var yieldedFromChunk = false
   private var done = false
+
+  /** The namespaces holding `partition`'s records: its group, then the group's extents. */
+  private def namespacesOf(partition: Int): Seq[String] = {
+    val group = coords.namespaceOf(partition)
+    if (!coords.clusterMode) return Seq(group)
+    val listed = extentsOf.get(group).filter(_._1 == round).map(_._2).getOrElse {
+      val x = GroupExtents.list(clients.get(coords.serverFor(partition)), group)
+      extentsOf(group) = (round, x)
+      x
+    }
+    group +: listed
+  }
 
   private def newFetcher(refs: IndexedSeq[RecordToFetch]) =
     new RecordFetcher(refs, conf.maxBytesInFlight, conf.callTimeoutMs, clients,
@@ -80,11 +97,19 @@ private[spark] class ValidatedRecordIterator(
       import scala.jdk.CollectionConverters._
       val client = clients.get(server)
       val key = coords.partitionKey(partition)
-      val ns = coords.namespaceOf(partition)
-      val meta =
-        if (listOnlyWanted) client.getMetaOfTags(ns, key, wanted.toArray.sorted)
-        else client.getMeta(ns, key)
-      Some(meta.records().asScala)
+      val group = coords.namespaceOf(partition)
+      val out = mutable.ArrayBuffer.empty[RecordRef]
+      for (ns <- namespacesOf(partition)) {
+        try {
+          val meta =
+            if (listOnlyWanted) client.getMetaOfTags(ns, key, wanted.toArray.sorted)
+            else client.getMeta(ns, key)
+          out ++= meta.records().asScala
+        } catch {
+          case _: RpmpNotFoundException if ns != group => // no chunk of it in this extent
+        }
+      }
+      Some(out)
     } catch {
       case e: RpmpNotFoundException =>
         noteAll(partition, s"RPMP has no object for the partition ($e)")
@@ -110,7 +135,10 @@ private[spark] class ValidatedRecordIterator(
     out.toIndexedSeq
   }
 
-  /** Lists the partitions of `incomplete` again, on every replica in cluster mode. */
+  /**
+   * Lists the partitions of `incomplete` again, in the group and every extent, on every
+   * replica in cluster mode.
+   */
   private def listRetry(incomplete: Seq[ExpectedOutput]): IndexedSeq[RecordToFetch] = {
     import scala.jdk.CollectionConverters._
     val out = mutable.ArrayBuffer.empty[RecordToFetch]
@@ -118,30 +146,34 @@ private[spark] class ValidatedRecordIterator(
       val wanted = outputs.map(_.mapId).toSet
       val seen = mutable.HashSet.empty[(Long, Long, Int)]
       val server = coords.serverFor(partition)
-      val ns = coords.namespaceOf(partition)
-      val nodes: Seq[Long] = if (!coords.clusterMode) Nil else {
-        try clients.get(server).describeNamespace(ns).replicaNodes().asScala
-          .map(_.longValue).toSeq
-        catch {
+      val group = coords.namespaceOf(partition)
+      // (namespace, its members); no members known: the default route lists them all.
+      val members: Option[Seq[(String, Seq[Long])]] = if (!coords.clusterMode) None else {
+        try Some(namespacesOf(partition).map { ns =>
+          ns -> clients.get(server).describeNamespace(ns).replicaNodes().asScala
+            .map(_.longValue).toSeq
+        }) catch {
           case NonFatal(e) =>
-            logWarning(s"describeNamespace $ns failed: $e")
-            Nil
+            logWarning(s"describing $group and its extents failed: $e")
+            None
         }
       }
-      if (nodes.isEmpty) {
-        listDefault(partition, wanted).foreach(refs =>
-          out ++= select(partition, server, refs, wanted, seen))
-      } else {
-        for (node <- nodes) {
-          try {
-            val refs = clients.get(server)
-              .getMeta(ns, coords.partitionKey(partition), node).records().asScala
-            out ++= select(partition, server, refs, wanted, seen)
-          } catch {
-            case NonFatal(e) =>
-              logWarning(s"getMeta of $ns/$partition on node ${NodeIds.hex(node)} failed: $e")
+      members match {
+        case None =>
+          listDefault(partition, wanted).foreach(refs =>
+            out ++= select(partition, server, refs, wanted, seen))
+        case Some(byNs) =>
+          for ((ns, nodes) <- byNs; node <- nodes) {
+            try {
+              val refs = clients.get(server)
+                .getMeta(ns, coords.partitionKey(partition), node).records().asScala
+              out ++= select(partition, server, refs, wanted, seen)
+            } catch {
+              case _: RpmpNotFoundException if ns != group => // nothing of it in this extent
+              case NonFatal(e) =>
+                logWarning(s"getMeta of $ns/$partition on node ${NodeIds.hex(node)} failed: $e")
+            }
           }
-        }
       }
     }
     out.toIndexedSeq
