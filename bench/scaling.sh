@@ -15,7 +15,8 @@
 #   env: SCALE_SHARDS (server data threads to try; default "1 2 4 ... up to the
 #        cores" when rpmp-server has --data-threads, else 1), SCALE_PROCS ("1 2 4 8"),
 #        SCALE_THREADS ("1 4"), SCALE_DEPTH (1), SCALE_SECONDS (3), SCALE_POOL_SIZE (4G),
-#        SCALE_PROVIDER (auto: the server's and clients' provider)
+#        SCALE_PROVIDER (the server's and clients' provider; default tcp;ofi_rxm, the
+#        servers' default; auto or net to compare)
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 smoke=0
@@ -38,7 +39,7 @@ seconds=${SCALE_SECONDS:-3}
 procs=${SCALE_PROCS:-1 2 4 8}
 threads=${SCALE_THREADS:-1 4}
 depth=${SCALE_DEPTH:-1}
-provider=${SCALE_PROVIDER:-auto}
+provider=${SCALE_PROVIDER:-tcp;ofi_rxm}
 runs="get:4k put:4k put:1m get:1m"
 shard_flag=""
 server_help=$("$bin/rpmp-server" --help 2>&1 || true)
@@ -58,13 +59,16 @@ echo "== setup: cores=$cores mem=$(awk '/MemTotal/ {printf "%.0fGiB", $2/1048576
 
 # ---- peers and limits ----------------------------------------------------------------
 # pingpong PROVIDER SIZE: fi_pingpong rdm on loopback; prints usec per transfer (one way).
+# SIZE as fi_pingpong prints it (4k, 1m); it is given the bytes.
 pingpong() {
-  local prov=$1 size=$2 fp fps try out="$work/pp" us
+  local prov=$1 size=$2 fp fps try out="$work/pp" us bytes
+  bytes=$(awk -v s="$size" 'BEGIN { n = s + 0; u = substr(s, length(s)); print n * (u == "k" ? 1024 : u == "m" ? 1048576 : 1) }')
   fp=$(free_port)
-  timeout 60 fi_pingpong -p "$prov" -e rdm -S "$size" -I "$pp_iters" -B "$fp" >"$out.server" 2>&1 &
+  timeout 60 fi_pingpong -p "$prov" -e rdm -S "$bytes" -I "$pp_iters" -B "$fp" >"$out.server" 2>&1 &
   fps=$!
   for try in 1 2 3 4 5 6 7 8 9 10; do  # the server has no readiness signal: retry the connect
-    if timeout 60 fi_pingpong -p "$prov" -e rdm -S "$size" -I "$pp_iters" -P "$fp" 127.0.0.1 >"$out" 2>&1; then break; fi
+    kill -0 "$fps" 2>/dev/null || break
+    if timeout 60 fi_pingpong -p "$prov" -e rdm -S "$bytes" -I "$pp_iters" -P "$fp" 127.0.0.1 >"$out" 2>&1; then break; fi
     sleep 0.5
   done
   wait "$fps" || true
@@ -80,11 +84,13 @@ for prov in net tcp "tcp;ofi_rxm"; do
 done
 
 ip=$(free_port)
-iperf3 -s -1 -p "$ip" >"$work/iperf.server" 2>&1 &
-bench_pids+=($!)
-wait_for "iperf3" 10 python3 -c "import socket; socket.create_connection(('127.0.0.1', $ip))"
+iperf3 -s --forceflush -p "$ip" >"$work/iperf.server" 2>&1 &
+iperf_pid=$!
+bench_pids+=($iperf_pid)
+wait_for "iperf3" 10 grep -q "Server listening" "$work/iperf.server"
 iperf3 -c 127.0.0.1 -p "$ip" -t "$iperf_secs" -J >"$work/iperf.json" 2>/dev/null || true
-python3 - "$work/iperf.json" <<'EOF' || echo "peer=iperf3 MBps=failed"
+kill "$iperf_pid" 2>/dev/null || true
+python3 - "$work/iperf.json" 2>/dev/null <<'EOF' || echo "peer=iperf3 MBps=failed"
 import json, sys
 d = json.load(open(sys.argv[1]))
 print("peer=iperf3 streams=1 MBps=%.1f" % (d["end"]["sum_received"]["bits_per_second"] / 8e6))
