@@ -15,6 +15,7 @@
 #   env: SCALE_SHARDS (server data threads to try; default "1 2 4 ... up to the
 #        cores" when rpmp-server has --data-threads, else 1), SCALE_PROCS ("1 2 4 8"),
 #        SCALE_THREADS ("1 4"), SCALE_DEPTH (1), SCALE_SECONDS (3), SCALE_POOL_SIZE (4G),
+#        SCALE_PINGPONG_ITERS (20000), SCALE_REDIS_REQUESTS (200000 per run),
 #        SCALE_PROVIDER (the server's and clients' provider; default tcp;ofi_rxm, the
 #        servers' default; auto or net to compare)
 set -euo pipefail
@@ -47,7 +48,7 @@ if grep -q -- "--data-threads" <<<"$server_help"; then shard_flag="--data-thread
 if [ -n "${SCALE_SHARDS:-}" ]; then shards=$SCALE_SHARDS
 elif [ -n "$shard_flag" ]; then shards=1; n=2; while [ $n -le "$cores" ]; do shards="$shards $n"; n=$((n * 2)); done
 else shards=1; fi
-pp_iters=20000 pp_sizes="4k 1m" iperf_secs=3 redis_n=200000
+pp_iters=${SCALE_PINGPONG_ITERS:-20000} pp_sizes="4k 1m" iperf_secs=3 redis_n=${SCALE_REDIS_REQUESTS:-200000}
 if [ $smoke = 1 ]; then
   seconds=0.5 procs=1 threads=1 shards=1 runs="get:4k" pp_iters=500 pp_sizes="4k" iperf_secs=1 redis_n=2000
 fi
