@@ -22,6 +22,7 @@
 #include "common/config_util.h"
 #include "rpmp/client.h"
 #include "rpmp/cluster.h"
+#include "transport/providers.h"
 
 namespace rpmp::bench {
 namespace {
@@ -196,8 +197,13 @@ int Run(const Config& cfg) {
   else
     std::printf("rpmp-bench: cluster proxies=%s replicas=%u namespace=%s", cfg.proxies.c_str(), cfg.replicas,
                 cfg.ns.c_str());
+  // provider= names the provider in use ("auto" resolved on this host); provider_setting=
+  // what was asked for, when that was "auto".
+  StatusOr<std::string> resolved = ResolveProvider(cfg.provider, "");
+  std::string provider = resolved.ok() ? *resolved : cfg.provider;
+  if (provider != cfg.provider) provider += " provider_setting=" + cfg.provider;
   std::printf(" provider=%s threads=%d depth=%d clients=%d seconds=%.1f verify_checksums=%s cores=%ld\n",
-              cfg.provider.c_str(), cfg.threads, cfg.depth, cfg.clients, cfg.seconds,
+              provider.c_str(), cfg.threads, cfg.depth, cfg.clients, cfg.seconds,
               cfg.verify ? "on" : "off", sysconf(_SC_NPROCESSORS_ONLN));
   std::string remote = RemoteServer(cfg, clients[0].get());
   if (!remote.empty())
@@ -266,7 +272,9 @@ int Main(int argc, char** argv) {
       "usage: rpmp-bench (--server HOST:PORT | --proxy HOST:PORT[,...] [--replicas R])\n"
       "                  [--workloads put,get,append,write,read] [--sizes 4k,1m]\n"
       "                  [--threads N] [--depth N] [--clients N] [--seconds S] [--keys N]\n"
-      "                  [--provider P] [--no-verify]\n"
+      "                  [--provider P] [--no-verify] [--namespace NS]\n"
+      "  --namespace: the namespace it writes (default rpmp-bench); give each of several\n"
+      "  rpmp-bench processes against one server its own\n"
       "  --proxy (or RPMP_PROXIES) benchmarks a cluster: namespace rpmp-bench-rR with R copies\n";
   for (int i = 1; i < argc; i++) {
     std::string f = argv[i];
@@ -279,6 +287,7 @@ int Main(int argc, char** argv) {
       else if (f == "--proxy") cfg.proxies = v;
       else if (f == "--replicas") cfg.replicas = static_cast<uint32_t>(std::stoul(v));
       else if (f == "--provider") cfg.provider = v;
+      else if (f == "--namespace") cfg.ns = v;
       else if (f == "--workloads") cfg.workloads = Split(v);
       else if (f == "--threads") cfg.threads = std::stoi(v);
       else if (f == "--depth") cfg.depth = std::stoi(v);
@@ -305,7 +314,7 @@ int Main(int argc, char** argv) {
     }
   if (cfg.server.empty() && cfg.proxies.empty() && std::getenv("RPMP_PROXIES") != nullptr)
     cfg.proxies = std::getenv("RPMP_PROXIES");
-  if (!cfg.proxies.empty()) cfg.ns = "rpmp-bench-r" + std::to_string(cfg.replicas);
+  if (!cfg.proxies.empty() && cfg.ns == "rpmp-bench") cfg.ns = "rpmp-bench-r" + std::to_string(cfg.replicas);
   if ((cfg.server.empty() && cfg.proxies.empty()) || cfg.replicas < 1 || cfg.threads < 1 || cfg.depth < 1 || cfg.clients < 1 || cfg.seconds <= 0 ||
       cfg.keys < 1) {
     std::fprintf(stderr, "rpmp-bench: --server or --proxy is required; counts and seconds must be positive\n%s", usage);

@@ -9,6 +9,7 @@ namespace {
 bool ValidOp(uint8_t op) { return op >= 1 && op <= static_cast<uint8_t>(Op::kBye); }
 
 constexpr size_t kMaxAuthField = 64;  // nonces and proofs are 32 bytes
+constexpr size_t kMaxProviderName = 64;  // "verbs;ofi_rxm" and the like
 bool TakesWriteId(Op op) { return op == Op::kPut || op == Op::kAppend || op == Op::kDel; }
 bool TakesFence(Op op) { return TakesWriteId(op) || op == Op::kDeleteNs; }
 
@@ -240,6 +241,7 @@ size_t EncodeResponse(const Response& r, char* buf, size_t cap) {
     case Op::kHello:
       w.U32(r.session); w.U64(r.node_id); w.U32(r.max_inline); w.U32(r.max_inflight);
       if (r.h.flags & kFlagAuth) { w.Blob(r.challenge); w.Blob(r.server_proof); }
+      w.Str(r.provider);
       break;
     case Op::kGet:
     case Op::kRead:
@@ -304,6 +306,7 @@ Status DecodeResponse(const char* buf, size_t len, Response* r) {
           r->challenge = std::string(rd.Blob(kMaxAuthField));
           r->server_proof = std::string(rd.Blob(kMaxAuthField));
         }
+        if (rd.remaining() > 0) r->provider = std::string(rd.Str(kMaxProviderName));
         break;
       case Op::kGet:
       case Op::kRead: {

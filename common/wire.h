@@ -160,6 +160,9 @@ struct Response {
   uint32_t session = 0, max_inline = 0, max_inflight = 0;
   uint64_t node_id = 0;
   std::string challenge, server_proof;  // hello with kFlagAuth
+  // hello: the provider the server serves ("net", "tcp;ofi_rxm"); a trailing field that
+  // older servers do not send (then empty) and older clients do not read.
+  std::string provider;
   // get / read
   GetOutcome outcome = GetOutcome::kInline;
   uint64_t total_length = 0;

@@ -79,7 +79,7 @@ bool IsWildcardHost(const std::string& host) {
 const char* ServerUsage() {
   return "usage: rpmp-server [--config FILE] [--listen HOST:PORT] [--pool PATH:SIZE]...\n"
          "                   [--capacity-pool PATH:SIZE]...\n"
-         "                   [--provider tcp;ofi_rxm|verbs;ofi_rxm|shm] [--segment-size SIZE]\n"
+         "                   [--provider auto|net|tcp|tcp;ofi_rxm|verbs;ofi_rxm|shm] [--segment-size SIZE]\n"
          "                   [--proxy HOST:PORT[,HOST:PORT]] [--replication-timeout DURATION]\n"
          "                   [--auth-secret-file FILE] [--insecure] [--metrics-listen HOST:PORT]\n"
          "                   [--busy-poll] [--prefault] [--rma-timeout DURATION] [--hello-timeout DURATION]\n"
@@ -169,7 +169,7 @@ Status LoadServerConfigFile(const std::string& path, ServerConfig* c) {
 
 Status ValidateServerConfig(const ServerConfig& c) {
   RPMP_RETURN_IF_ERROR(ParseHostPort(c.listen).status().Annotate("--listen"));
-  if (FindProvider(c.provider) == nullptr)
+  if (!IsProviderName(c.provider))
     return Status::InvalidArgument("unknown provider '" + c.provider + "'; known: " + KnownProviders());
   if (c.pools.empty()) return Status::InvalidArgument("no pool configured: give --pool PATH:SIZE");
   if (c.segment_size < (1u << 20) || c.segment_size > (1ull << 32))

@@ -120,6 +120,7 @@ void Server::HandleHello(Slot* s, PeerAddr src) {
   s->resp.max_inline =
       static_cast<uint32_t>(std::min(fabric_->traits().default_inline, wire::kMaxInline));
   s->resp.max_inflight = config_.max_inflight_per_client;
+  s->resp.provider = fabric_->traits().name;
   if (auth) {
     s->resp.h.flags = wire::kFlagAuth;
     if (!secret_.empty())

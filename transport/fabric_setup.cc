@@ -17,22 +17,6 @@
 #include "transport/peer_address.h"
 
 namespace rpmp {
-namespace {
-
-fi_info* MakeHints(const ProviderTraits& t) {
-  fi_info* hints = fi_allocinfo();
-  hints->ep_attr->type = FI_EP_RDM;
-  hints->caps = FI_MSG | FI_RMA | FI_READ | FI_WRITE | FI_REMOTE_READ | FI_REMOTE_WRITE |
-                FI_SEND | FI_RECV;
-  hints->mode = FI_CONTEXT | FI_CONTEXT2;
-  hints->domain_attr->mr_mode = static_cast<int>(t.mr_mode_hints);
-  hints->domain_attr->threading = FI_THREAD_SAFE;
-  hints->fabric_attr->prov_name = strdup(t.name);
-  return hints;
-}
-
-}  // namespace
-
 std::string FabricError(const char* call, int ret) {
   return std::string(call) + ": " + fi_strerror(ret < 0 ? -ret : ret) + " (" +
          std::to_string(ret) + ")";
@@ -54,10 +38,8 @@ MemoryRegion::~MemoryRegion() {
 }
 
 StatusOr<std::unique_ptr<Fabric>> Fabric::Open(const FabricOptions& options) {
-  const ProviderTraits* traits = FindProvider(options.provider);
-  if (traits == nullptr)
-    return Status::InvalidArgument("unknown fabric provider '" + options.provider +
-                                   "'; known: " + KnownProviders());
+  RPMP_ASSIGN_OR_RETURN(std::string name, ResolveProvider(options.provider, options.node));
+  const ProviderTraits* traits = FindProvider(name);
   std::unique_ptr<Fabric> f(new Fabric());
   f->traits_ = traits;
   RPMP_RETURN_IF_ERROR(f->OpenResources(options));
@@ -68,7 +50,7 @@ Status Fabric::OpenResources(const FabricOptions& o) {
   // libfabric's psm provider loads libinfinipath, which installs SIGSEGV/SIGBUS
   // handlers unless told not to; they hide real crashes (and break JVMs).
   setenv("IPATH_NO_BACKTRACE", "1", 0);
-  fi_info* hints = MakeHints(*traits_);
+  fi_info* hints = ProviderHints(*traits_);
   const char* node = o.node.empty() ? nullptr : o.node.c_str();
   const char* service = o.service.empty() ? nullptr : o.service.c_str();
   uint64_t flags = (node != nullptr || service != nullptr) ? FI_SOURCE : 0;
@@ -82,9 +64,16 @@ Status Fabric::OpenResources(const FabricOptions& o) {
   }
   fi_freeinfo(hints);
   if (ret != 0) {
-    return Status::Unavailable(FabricError("fi_getinfo", ret) + " for provider '" + o.provider +
-                               "' at " + (node ? node : "*") + ":" + (service ? service : "*") +
+    return Status::Unavailable(FabricError("fi_getinfo", ret) + " for provider '" +
+                               traits_->name + "' at " + (node ? node : "*") + ":" +
+                               (service ? service : "*") +
                                " (is the address local and the provider installed?)");
+  }
+  if (!IsProvider(info_, *traits_)) {  // e.g. "tcp" on libfabric 1.17 is layered under RxM
+    std::string got = info_->fabric_attr->prov_name;
+    return Status::Unavailable("provider '" + std::string(traits_->name) +
+                               "' is not offered natively by this libfabric (it offers '" + got +
+                               "'; libfabric 1.17 calls the native TCP provider 'net')");
   }
   mr_mode_ = static_cast<uint64_t>(info_->domain_attr->mr_mode);
   source_ = (info_->caps & FI_SOURCE) != 0;
@@ -190,7 +179,7 @@ StatusOr<PeerAddr> Fabric::InsertPeer(std::string_view address) {
 }
 
 StatusOr<PeerAddr> Fabric::InsertPeer(const std::string& host, const std::string& port) {
-  fi_info* hints = MakeHints(*traits_);
+  fi_info* hints = ProviderHints(*traits_);
   fi_info* dest = nullptr;
   int ret = fi_getinfo(FI_VERSION(1, 9), host.c_str(), port.c_str(), 0, hints, &dest);
   fi_freeinfo(hints);

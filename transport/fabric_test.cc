@@ -1,9 +1,11 @@
 // Tests of the libfabric transport on the configured provider (tcp;ofi_rxm in CI):
-// messages, RMA both ways, bad provider names, and a peer that vanishes.
+// messages, RMA both ways, bad provider names, and a peer that vanishes; and of the
+// provider table: the native TCP provider (net/tcp), no row answered by another, auto.
 #include "transport/fabric.h"
 
 #include <catch2/catch.hpp>
 #include <chrono>
+#include <cstdlib>
 #include <cstring>
 #include <vector>
 
@@ -32,10 +34,10 @@ struct Pair {
   PeerAddr to_server = 0, to_client = 0;
 };
 
-Pair Connect() {
+Pair Connect(const std::string& provider = testing::Provider()) {
   Pair p;
   FabricOptions so;
-  so.provider = testing::Provider();
+  so.provider = provider;
   so.node = "127.0.0.1";
   so.service = std::to_string(testing::FreePort());
   auto s = Fabric::Open(so);
@@ -77,8 +79,8 @@ TEST_CASE("a port already in use is reported, not crashed on") {
   CHECK(b.status().code() == StatusCode::kUnavailable);
 }
 
-TEST_CASE("messages and RMA move bytes both ways") {
-  Pair p = Connect();
+void CheckMessagesAndRma(const std::string& provider) {
+  Pair p = Connect(provider);
   std::vector<char> server_mem(1 << 20), client_mem(1 << 20);
   auto smr = p.server->Register(server_mem.data(), server_mem.size());
   auto cmr = p.client->Register(client_mem.data(), client_mem.size());
@@ -117,6 +119,65 @@ TEST_CASE("messages and RMA move bytes both ways") {
   REQUIRE(p.server->Send(&reply_send, p.to_client, server_mem.data(), 8, (*smr)->desc()).ok());
   REQUIRE(AwaitOne(*p.server, *p.client, &reply_recv).status.ok());
   CHECK(std::memcmp(client_mem.data() + 512 * 1024, client_mem.data(), 512 * 1024) == 0);
+}
+
+TEST_CASE("messages and RMA move bytes both ways") { CheckMessagesAndRma(testing::Provider()); }
+
+// The native TCP reliable-datagram provider under the name this libfabric gives it:
+// "net" in 1.17, "tcp" from 1.18. One of the two must open natively.
+std::string NativeTcpProvider() {
+  for (const char* name : {"tcp", "net"}) {
+    FabricOptions o;
+    o.provider = name;
+    o.node = "127.0.0.1";
+    if (Fabric::Open(o).ok()) return name;
+  }
+  return "";
+}
+
+TEST_CASE("the native TCP provider (net or tcp) moves messages and RMA both ways") {
+  std::string native = NativeTcpProvider();
+  INFO("libfabric offers neither net (1.17) nor tcp (>= 1.18) natively");
+  REQUIRE_FALSE(native.empty());
+  CheckMessagesAndRma(native);
+}
+
+TEST_CASE("a named provider is never answered by another one") {
+  // libfabric 1.17 answers a request for "tcp" RDM endpoints with tcp;ofi_rxm, which
+  // does not talk to the native provider: Open refuses rather than run it under the
+  // wrong name.
+  for (const char* name : {"tcp", "net", "tcp;ofi_rxm"}) {
+    FabricOptions o;
+    o.provider = name;
+    o.node = "127.0.0.1";
+    auto f = Fabric::Open(o);
+    if (!f.ok()) {
+      CHECK(f.status().message().find("is not offered natively") != std::string::npos);
+      continue;
+    }
+    CHECK(std::string((*f)->traits().name) == name);
+    CHECK(std::string((*f)->info()->fabric_attr->prov_name) == name);
+  }
+}
+
+TEST_CASE("auto resolves to a provider this libfabric offers, or what RPMP_PROVIDER names") {
+  FabricOptions o;
+  o.provider = "auto";
+  o.node = "127.0.0.1";
+  StatusOr<std::string> chosen = ResolveProvider("auto", o.node);
+  REQUIRE(chosen.ok());
+  REQUIRE(FindProvider(*chosen) != nullptr);
+  auto f = Fabric::Open(o);
+  REQUIRE(f.ok());
+  CHECK(std::string((*f)->traits().name) == *chosen);
+  if (std::getenv(kProviderEnv) == nullptr) {
+    // verbs where the host has RDMA, else the native TCP provider (never RxM here:
+    // every CI host's libfabric has net or tcp).
+    if (*chosen != "verbs;ofi_rxm") CHECK(*chosen == NativeTcpProvider());
+  }
+  CHECK(IsProviderName("auto"));
+  CHECK_FALSE(IsProviderName("carrier-pigeon"));
+  CHECK(KnownProviders().find("net") != std::string::npos);
 }
 
 TEST_CASE("RMA to a vanished peer completes with an error instead of hanging") {

@@ -20,17 +20,34 @@ constexpr std::array<EnvDefault, 4> kSmallRxm = {{{"FI_OFI_RXM_MSG_RX_SIZE", "16
                                                  {"FI_OFI_RXM_TX_SIZE", "32"}}};
 constexpr std::array<EnvDefault, 4> kNoEnv = {};
 
-constexpr std::array<ProviderTraits, 4> kProviders = {{
+constexpr std::array<ProviderTraits, 5> kProviders = {{
     {"tcp;ofi_rxm", "TCP sockets under the RxM reliable-datagram layer (any NIC, loopback)",
      kAdaptableMrModes, FI_WAIT_FD, 16 * 1024, true, kSmallRxm},
     {"verbs;ofi_rxm", "RDMA verbs (InfiniBand, RoCE, iWARP) under RxM",
      kAdaptableMrModes, FI_WAIT_FD, 4 * 1024, false, kSmallRxm},
     {"tcp", "native TCP reliable-datagram endpoints (libfabric >= 1.18)",
      kAdaptableMrModes, FI_WAIT_FD, 16 * 1024, true, kNoEnv},
+    {"net", "native TCP reliable-datagram endpoints (libfabric 1.17; renamed tcp in 1.18)",
+     kAdaptableMrModes, FI_WAIT_FD, 16 * 1024, true, kNoEnv},
     {"shm", "shared memory within one host", kAdaptableMrModes, FI_WAIT_NONE, 4 * 1024, false, kNoEnv},
 }};
 
+// What "auto" tries, fastest first: RDMA where the host has it, then the native TCP
+// reliable-datagram provider under its 1.18+ and its 1.17 name, then RxM over TCP
+// sockets, which every libfabric build offers.
+constexpr std::array<const char*, 4> kAutoOrder = {"verbs;ofi_rxm", "tcp", "net", "tcp;ofi_rxm"};
+
 }  // namespace
+
+bool IsProviderName(const std::string& provider) {
+  return provider == kAutoProvider || FindProvider(provider) != nullptr;
+}
+
+std::vector<const ProviderTraits*> AutoCandidates() {
+  std::vector<const ProviderTraits*> out;
+  for (const char* name : kAutoOrder) out.push_back(FindProvider(name));
+  return out;
+}
 
 const ProviderTraits* FindProvider(const std::string& provider) {
   for (const ProviderTraits& p : kProviders)
@@ -39,7 +56,7 @@ const ProviderTraits* FindProvider(const std::string& provider) {
 }
 
 std::string KnownProviders() {
-  std::string s;
+  std::string s = kAutoProvider;
   for (const ProviderTraits& p : kProviders) {
     if (!s.empty()) s += ", ";
     s += p.name;

@@ -11,6 +11,9 @@
 #include <array>
 #include <cstdint>
 #include <string>
+#include <vector>
+
+#include "common/status.h"
 
 namespace rpmp {
 
@@ -34,9 +37,29 @@ struct ProviderTraits {
   std::array<EnvDefault, 4> short_lived_env;
 };
 
-// The traits for `provider`, or nullptr when RPMP does not know it.
+// The provider name that means "the fastest one this host's libfabric offers":
+// Fabric::Open resolves it (ResolveProvider in fabric.h) to a row of the table.
+inline constexpr char kAutoProvider[] = "auto";
+// Set, it names what "auto" means in this process (tests force a provider with it).
+inline constexpr char kProviderEnv[] = "RPMP_PROVIDER";
+
+// The traits for `provider`, or nullptr when RPMP does not know it ("auto" is no row).
 const ProviderTraits* FindProvider(const std::string& provider);
-// "tcp;ofi_rxm, verbs;ofi_rxm, shm, tcp" — for error messages.
+// A row's name or "auto": what a configuration may name.
+bool IsProviderName(const std::string& provider);
+// The rows "auto" tries, in order of preference (fastest first).
+std::vector<const ProviderTraits*> AutoCandidates();
+// What `provider` means here: itself when it is a row; for "auto", $RPMP_PROVIDER when
+// set, else the first of
+// AutoCandidates() that this libfabric offers natively at local address `node` (empty:
+// any), remembered per address. InvalidArgument for an unknown name, Unavailable when
+// none is offered. (provider_select.cc)
+StatusOr<std::string> ResolveProvider(const std::string& provider, const std::string& node);
+// The fi_getinfo hints for a row (caller frees with fi_freeinfo), and whether what
+// libfabric answered is that row itself (libfabric 1.17 answers "tcp" with tcp;ofi_rxm).
+fi_info* ProviderHints(const ProviderTraits& t);
+bool IsProvider(const fi_info* info, const ProviderTraits& t);
+// "auto, tcp;ofi_rxm, verbs;ofi_rxm, tcp, net, shm" — for error messages.
 std::string KnownProviders();
 
 }  // namespace rpmp

@@ -70,8 +70,8 @@ std::string LocalAddressToward(const HostPort& hp) {
 Connection::Connection(const std::string& server, const ClientOptions& options)
     : server_(server), options_(options) {}
 
-StatusOr<std::unique_ptr<Connection>> Connection::Open(const std::string& server,
-                                                       const ClientOptions& options) {
+StatusOr<std::unique_ptr<Connection>> Connection::OpenOn(const std::string& server,
+                                                         const ClientOptions& options) {
   std::unique_ptr<Connection> c(new Connection(server, options));
   RPMP_RETURN_IF_ERROR(c->Setup());
   if (c->PeerIsGone())  // fail at once: the provider would only time out

@@ -28,8 +28,15 @@ using ResponseFn = std::function<void(const Status&, const wire::Response&)>;
 
 class Connection {
  public:
+  // Opens a session on the provider the server serves (provider_agreement.cc): with
+  // options.provider "auto", the fastest this host offers, else whichever the server
+  // answers on (its HELLO reply names it); with a named provider the server does not
+  // answer on, fails naming both when another provider reaches it.
   static StatusOr<std::unique_ptr<Connection>> Open(const std::string& server,
                                                     const ClientOptions& options);
+  // Opens a session over exactly options.provider ("auto" resolved here).
+  static StatusOr<std::unique_ptr<Connection>> OpenOn(const std::string& server,
+                                                      const ClientOptions& options);
   ~Connection();
 
   class PollingScope;  // below
@@ -94,6 +101,10 @@ class Connection {
     bool begun_ = false;
   };
   uint64_t node_id() const { return node_id_; }
+  // The provider this connection runs on, and the one the server's HELLO reply named
+  // ("" from servers that predate the field).
+  const char* provider() const { return fabric_->traits().name; }
+  const std::string& server_provider() const { return server_provider_; }
   size_t max_inline() const { return max_inline_; }
   const std::string& server() const { return server_; }
   // This connection's fabric address, as its HELLO names it.
@@ -137,6 +148,7 @@ class Connection {
   HostPort peer_host_;
   std::chrono::steady_clock::time_point last_probe_{};  // progress thread only
   uint64_t node_id_ = 0;
+  std::string server_provider_;
   size_t max_inline_ = 0;
   // The session: id, 48-bit tag carried by every frame, and an epoch counting sessions
   // (a call remembers the epoch it was sent in: a failure of a call of an older session

@@ -83,6 +83,7 @@ Status Connection::Hello() {  // hello_mu_ held
                       "refusing it (give the server auth_secret_file)");
   }
   node_id_ = r.node_id;
+  server_provider_ = r.provider;
   max_inline_ = r.max_inline;
   {
     std::lock_guard<std::mutex> lock(mu_);

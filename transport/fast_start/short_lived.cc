@@ -27,10 +27,14 @@ FopenFn RealFopen() {
 }  // namespace
 
 void PrepareShortLivedFabric(const std::string& provider) {
-  const ProviderTraits* t = FindProvider(provider);
-  if (t == nullptr) return;
-  for (const EnvDefault& e : t->short_lived_env) {
-    if (e.name != nullptr) setenv(e.name, e.value, /*overwrite=*/0);
+  std::vector<const ProviderTraits*> rows;  // "auto": whichever it picks
+  if (provider == kAutoProvider) rows = AutoCandidates();
+  else if (const ProviderTraits* t = FindProvider(provider)) rows.push_back(t);
+  if (rows.empty()) return;
+  for (const ProviderTraits* t : rows) {
+    for (const EnvDefault& e : t->short_lived_env) {
+      if (e.name != nullptr) setenv(e.name, e.value, /*overwrite=*/0);
+    }
   }
   RealFopen();
   g_skip_kallsyms.store(true);
