@@ -314,7 +314,7 @@ StoreStats LogStore::Stats() {
   }
   std::vector<NamespacePtr> all;
   {
-    std::lock_guard<std::mutex> lock(ns_map_mu_);
+    std::shared_lock<std::shared_mutex> lock(ns_map_mu_);
     for (auto& [name, ns] : namespaces_) all.push_back(ns);
   }
   for (auto& ns : all) {
@@ -344,7 +344,7 @@ Status LogStore::SetSegmentRegistrar(SegmentRegistrar* registrar) {
   if (registrar == nullptr) return Status::Ok();
   std::vector<NamespacePtr> all;
   {
-    std::lock_guard<std::mutex> lock(ns_map_mu_);
+    std::shared_lock<std::shared_mutex> lock(ns_map_mu_);
     for (auto& [name, ns] : namespaces_) all.push_back(ns);
   }
   for (const NamespacePtr& ns : all) {
