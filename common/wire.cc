@@ -241,6 +241,10 @@ size_t EncodeResponse(const Response& r, char* buf, size_t cap) {
     case Op::kHello:
       w.U32(r.session); w.U64(r.node_id); w.U32(r.max_inline); w.U32(r.max_inflight);
       if (r.h.flags & kFlagAuth) { w.Blob(r.challenge); w.Blob(r.server_proof); }
+      if (r.h.flags & kFlagShards) {
+        w.U32(static_cast<uint32_t>(r.shard_addresses.size()));
+        for (const std::string& a : r.shard_addresses) w.Blob(a);
+      }
       w.Str(r.provider);
       break;
     case Op::kGet:
@@ -305,6 +309,12 @@ Status DecodeResponse(const char* buf, size_t len, Response* r) {
         if (r->h.flags & kFlagAuth) {
           r->challenge = std::string(rd.Blob(kMaxAuthField));
           r->server_proof = std::string(rd.Blob(kMaxAuthField));
+        }
+        if (r->h.flags & kFlagShards) {
+          uint32_t n = rd.U32();
+          if (n == 0 || n > kMaxShards) rd.Fail();
+          for (uint32_t i = 0; i < n && rd.ok(); i++)
+            r->shard_addresses.emplace_back(rd.Blob(kMaxFabricAddress));
         }
         if (rd.remaining() > 0) r->provider = std::string(rd.Str(kMaxProviderName));
         break;

@@ -77,7 +77,16 @@ enum HeaderFlags : uint16_t {
   // session (same credentials) and may send the request again (docs/security.md,
   // "How a session ends"). A client that predates the flag sees a plain Unavailable.
   kFlagSessionEnded = 512,
+  // HELLO only (docs/sharding.md): on a request, the client can spread its calls over
+  // the server's data shards; on a response, the body ends (after the auth fields) with
+  // `u32 n, n x blob address`: the fabric addresses of the server's data shards, shard 0
+  // (the one asked) first, 1..kMaxShards. A server that predates it ignores the request
+  // flag; a client reads the list only when the response carries the flag. Each shard
+  // is then greeted with a HELLO of its own (its own proof, session and tag).
+  kFlagShards = 1024,
 };
+
+constexpr uint32_t kMaxShards = 64;
 
 constexpr uint32_t kMaxFilterTags = 4096;  // 32 KiB of tags: fits a frame with any key
 
@@ -160,6 +169,7 @@ struct Response {
   uint32_t session = 0, max_inline = 0, max_inflight = 0;
   uint64_t node_id = 0;
   std::string challenge, server_proof;  // hello with kFlagAuth
+  std::vector<std::string> shard_addresses;  // hello with kFlagShards
   // hello: the provider the server serves ("net", "tcp;ofi_rxm"); a trailing field that
   // older servers do not send (then empty) and older clients do not read.
   std::string provider;

@@ -423,3 +423,27 @@ TEST_CASE("session tag (header bytes 26..31) and HELLO auth fields round-trip") 
   CHECK_FALSE(wire::DecodeRequest(buf, n, &d).ok());
 }
 }  // namespace rpmp
+
+namespace rpmp {
+TEST_CASE("hello reply with kFlagShards carries the shard addresses, and 0 or too many are refused") {
+  char buf[wire::kMaxFrame];
+  wire::Response resp;
+  resp.h.op = wire::Op::kHello;
+  resp.h.flags = wire::kFlagAuth | wire::kFlagShards;
+  resp.session = 3;
+  resp.challenge = "c";
+  resp.server_proof = "p";
+  resp.shard_addresses = {std::string("\x02\x00\x1c\x84", 4), "bb", "ccc"};
+  size_t n = wire::EncodeResponse(resp, buf, sizeof(buf));
+  wire::Response dr;
+  REQUIRE(wire::DecodeResponse(buf, n, &dr).ok());
+  CHECK(dr.shard_addresses == resp.shard_addresses);
+  CHECK(dr.server_proof == "p");
+  resp.shard_addresses.clear();
+  n = wire::EncodeResponse(resp, buf, sizeof(buf));
+  CHECK_FALSE(wire::DecodeResponse(buf, n, &dr).ok());
+  resp.shard_addresses.assign(wire::kMaxShards + 1, "a");
+  n = wire::EncodeResponse(resp, buf, sizeof(buf));
+  CHECK_FALSE(wire::DecodeResponse(buf, n, &dr).ok());
+}
+}  // namespace rpmp

@@ -84,7 +84,7 @@ const char* ServerUsage() {
          "                   [--auth-secret-file FILE] [--insecure] [--metrics-listen HOST:PORT]\n"
          "                   [--busy-poll] [--prefault] [--rma-timeout DURATION] [--hello-timeout DURATION]\n"
          "                   [--compaction-threshold FRACTION|off] [--compaction-rate SIZE]\n"
-         "                   [--compaction-grace DURATION]\n"
+         "                   [--compaction-grace DURATION] [--data-threads N]\n"
          "                   [--tls-ca FILE --tls-cert FILE --tls-key FILE]\n"
          "  --pool may be repeated; a missing pool file is created with SIZE,\n"
          "  an existing one is reopened (SIZE is then ignored). Devdax: --pool /dev/dax0.0:0\n"
@@ -96,6 +96,9 @@ const char* ServerUsage() {
          "  default; port 0 picks a free port, printed on the ready line)\n"
          "  --busy-poll: the progress thread polls without sleeping (lower latency, one core\n"
          "  kept busy; docs/operations.md)\n"
+         "  --data-threads N: data shards, each an endpoint with a progress thread (default 0:\n"
+         "  half the cores, 1 to 16, or $RPMP_DATA_THREADS; 1 = one endpoint on --listen;\n"
+         "  docs/sharding.md)\n"
          "  --prefault: map every pool page at start (slower start; no first-touch page\n"
          "  faults while serving; docs/operations.md)\n"
          "  --compaction-threshold: compact segments at least this share dead (default 0.5;\n"
@@ -124,6 +127,7 @@ Status LoadServerConfigFile(const std::string& path, ServerConfig* c) {
       else if (k == "recv_slots") c->recv_slots = v.as<uint32_t>();
       else if (k == "max_inflight_per_client") c->max_inflight_per_client = v.as<uint32_t>();
       else if (k == "commit_threads") c->commit_threads = v.as<uint32_t>();
+      else if (k == "data_threads") c->data_threads = v.as<uint32_t>();
       else if (k == "drain_timeout") { RPMP_ASSIGN_OR_RETURN(c->drain_timeout, ParseDuration(v.as<std::string>())); }
       else if (k == "replication_timeout") { RPMP_ASSIGN_OR_RETURN(c->replication_timeout, ParseDuration(v.as<std::string>())); }
       else if (k == "auth_secret_file") c->auth_secret_file = v.as<std::string>();
@@ -176,6 +180,7 @@ Status ValidateServerConfig(const ServerConfig& c) {
     return Status::InvalidArgument("segment size must be between 1 MiB and 4 GiB");
   if (c.recv_slots < 8 || c.recv_slots > 65536)
     return Status::InvalidArgument("recv_slots must be between 8 and 65536");
+  if (c.data_threads > 64) return Status::InvalidArgument("data_threads must be 0 (automatic) to 64");
   if (c.max_inflight_per_client < 1 || c.commit_threads < 1 || c.commit_threads > 64)
     return Status::InvalidArgument("max_inflight_per_client and commit_threads (1-64) must be positive");
   for (const std::string& p : c.proxies) RPMP_RETURN_IF_ERROR(ParseHostPort(p).status().Annotate("--proxy"));
@@ -245,6 +250,13 @@ StatusOr<ServerConfig> LoadServerConfig(int argc, char** argv) {
     else if (f == "--replication-timeout") { RPMP_ASSIGN_OR_RETURN(c.replication_timeout, ParseDuration(v)); }
     else if (f == "--rma-timeout") { RPMP_ASSIGN_OR_RETURN(c.rma_timeout, ParseDuration(v)); }
     else if (f == "--hello-timeout") { RPMP_ASSIGN_OR_RETURN(c.hello_timeout, ParseDuration(v)); }
+    else if (f == "--data-threads") {
+      char* end = nullptr;
+      unsigned long n = std::strtoul(v.c_str(), &end, 10);
+      if (v.empty() || *end != '\0' || n > 64)
+        return Status::InvalidArgument("--data-threads takes a number from 0 (automatic) to 64");
+      c.data_threads = static_cast<uint32_t>(n);
+    }
     else if (f == "--pool" || f == "--capacity-pool") {
       if (!pools_from_flags) c.pools.clear();
       pools_from_flags = true;

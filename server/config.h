@@ -26,6 +26,11 @@ struct ServerConfig {
   uint32_t recv_slots = 256;               // requests the server holds at once
   uint32_t max_inflight_per_client = 64;
   uint32_t commit_threads = 1;             // persist + commit off the progress thread
+  // Data shards: endpoints with a progress thread each (docs/sharding.md). 0: as the
+  // machine allows, clamp(cores / 2, 1, 16) ($RPMP_DATA_THREADS, when set, instead);
+  // 1: one endpoint on `listen`, as before.
+  // recv_slots is per shard.
+  uint32_t data_threads = 0;
   // The progress thread polls the completion queue without sleeping (lowest latency,
   // one core kept busy). Off: it sleeps in poll(2) until traffic arrives.
   bool busy_poll = false;

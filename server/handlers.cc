@@ -62,7 +62,7 @@ void Server::HandleWrite(Slot* s) {
   s->rma_ops.resize(1);
   s->rma_ops[0].slot = s;
   s->rma_pending = 1;
-  Status st = fabric_->Read(&s->rma_ops[0].op, s->peer, s->reservation.payload(), q.length,
+  Status st = s->fabric->Read(&s->rma_ops[0].op, s->peer, s->reservation.payload(), q.length,
                             pool_mrs_[s->reservation.pool()]->desc(), q.rma.addr, q.rma.key);
   if (!st.ok()) {
     s->rma_pending = 0;
@@ -136,7 +136,7 @@ void Server::HandleGet(Slot* s) {
     for (const RecordInfo& ri : view.records) r.records.push_back({0, ri.length, ri.crc, 0, 0, 0});
   }
   bool rma = s->req.h.flags & wire::kFlagRma;
-  if (view.total_length <= MaxInline(*fabric_)) {
+  if (view.total_length <= MaxInline(*s->fabric)) {
     r.outcome = wire::GetOutcome::kInline;
     if (view.records.size() == 1) {
       r.inline_data = std::string_view(view.records[0].data, view.records[0].length);
@@ -163,7 +163,7 @@ void Server::HandleGet(Slot* s) {
     const RecordInfo& ri = view.records[i];
     if (ri.length == 0) { s->rma_pending--; continue; }
     s->rma_ops[i].slot = s;
-    Status st = fabric_->Write(&s->rma_ops[i].op, s->peer, ri.data, ri.length,
+    Status st = s->fabric->Write(&s->rma_ops[i].op, s->peer, ri.data, ri.length,
                                pool_mrs_[ri.pool]->desc(), dst, s->req.rma.key);
     if (!st.ok()) {
       s->rma_status = st;

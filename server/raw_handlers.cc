@@ -58,7 +58,7 @@ void Server::HandleRaw(Slot* s) {
       return Reply(s);
     }
     s->rma_pending = 1;
-    st = fabric_->Read(&s->rma_ops[0].op, s->peer, s->raw, q.length, desc, q.rma.addr, q.rma.key);
+    st = s->fabric->Read(&s->rma_ops[0].op, s->peer, s->raw, q.length, desc, q.rma.addr, q.rma.key);
   } else {  // read
     counters_.bytes_out.fetch_add(q.length, std::memory_order_relaxed);
     r.total_length = q.length;
@@ -72,7 +72,7 @@ void Server::HandleRaw(Slot* s) {
       return Reply(s);
     }
     s->rma_pending = 1;
-    st = fabric_->Write(&s->rma_ops[0].op, s->peer, s->raw, q.length, desc, q.rma.addr, q.rma.key);
+    st = s->fabric->Write(&s->rma_ops[0].op, s->peer, s->raw, q.length, desc, q.rma.addr, q.rma.key);
   }
   if (!st.ok()) {
     s->rma_pending = 0;

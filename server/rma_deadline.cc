@@ -8,7 +8,7 @@
 // client's session is dropped, and the slot takes requests again. Until its abandoned
 // transfers end, the client's address keeps its AV entry (the provider's connection
 // is still there) and its frames are dropped without a reply (a reply would stall).
-// Progress thread only.
+// The progress thread of the slot's shard only.
 #include "common/log.h"
 #include "server/server.h"
 #include "server/slot.h"
@@ -19,19 +19,21 @@ void Server::WatchRma(Slot* s) {
   s->rma_deadline = std::chrono::steady_clock::now() + config_.rma_timeout;
 }
 
-void Server::ExpireRma() {
+void Server::ExpireRma(Shard* shard) {
   auto now = std::chrono::steady_clock::now();
-  if (now < next_rma_scan_) return;
+  if (now < shard->next_rma_scan) return;
   // A few scans per timeout, at most every 100 ms: the slots are a fixed, small array.
-  next_rma_scan_ = now + std::min<std::chrono::steady_clock::duration>(config_.rma_timeout / 4,
+  shard->next_rma_scan = now + std::min<std::chrono::steady_clock::duration>(config_.rma_timeout / 4,
                                                                         std::chrono::milliseconds(100));
-  for (const std::unique_ptr<Slot>& s : slots_)
+  for (const std::unique_ptr<Slot>& s : shard->slots)
     if (s->rma_deadline <= now && s->rma_pending > 0) AbandonRma(s.get());  // deadline first: set only while an RMA is in flight
 }
 
 void Server::AbandonRma(Slot* s) {
   auto z = std::make_unique<Slot>();
   z->abandoned = true;
+  z->shard = s->shard;
+  z->fabric = s->fabric;
   z->req.h = s->req.h;
   z->rma_ops = std::move(s->rma_ops);  // the heap array (and the provider's contexts) move
   for (SlotOp& op : z->rma_ops) op.slot = z.get();
@@ -56,7 +58,7 @@ void Server::AbandonRma(Slot* s) {
       z->peer_hold = ses->address;
       z->peer = ses->peer;
       z->has_peer = true;
-      stalled_peers_[z->peer]++;
+      s->shard->stalled_peers[z->peer]++;
     }
     if (ses != nullptr && !ses->dropped) {
       first = true;
@@ -75,8 +77,8 @@ void Server::AbandonRma(Slot* s) {
     RPMP_LOG_DEBUG("session %u: another %s transfer abandoned (rma_timeout)", session,
                    wire::OpName(s->req.h.op));
   }
-  abandoned_.emplace(z.get(), std::move(z));
-  abandoned_count_.store(abandoned_.size(), std::memory_order_relaxed);
+  s->shard->abandoned.emplace(z.get(), std::move(z));
+  abandoned_count_.fetch_add(1, std::memory_order_relaxed);
   Recycle(s);  // releases the session's in-flight count (maybe ending it), reposts the receive
 }
 
@@ -85,13 +87,14 @@ void Server::AbandonRma(Slot* s) {
 void Server::EndAbandoned(Slot* z) {
   if (z->reservation.valid()) store_->Abort(&z->reservation);
   if (z->raw_pinned) raw_owners_.Unpin(z->raw_at);
-  if (z->has_peer && --stalled_peers_[z->peer] == 0) stalled_peers_.erase(z->peer);
+  std::unordered_map<PeerAddr, uint32_t>& stalled = z->shard->stalled_peers;
+  if (z->has_peer && --stalled[z->peer] == 0) stalled.erase(z->peer);
   if (!z->peer_hold.empty()) {
     std::lock_guard<std::mutex> lock(sessions_mu_);
     sessions_->ReleasePeer(z->peer_hold);
   }
-  abandoned_.erase(z);  // destroys z and its view (unpins the records)
-  abandoned_count_.store(abandoned_.size(), std::memory_order_relaxed);
+  z->shard->abandoned.erase(z);  // destroys z and its view (unpins the records)
+  abandoned_count_.fetch_sub(1, std::memory_order_relaxed);
 }
 
 }  // namespace rpmp

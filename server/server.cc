@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdlib>
 #include <cstring>
 
 #include "common/auth.h"
@@ -29,10 +30,11 @@ StatusOr<std::unique_ptr<Server>> Server::Start(const ServerConfig& config, Stor
   cs.grace = config.compaction_grace;
   s->compactor_ = std::make_unique<Compactor>(store, cs);
   if (metrics != nullptr) s->RegisterMetrics();
-  s->progress_ = std::thread([p = s.get()] {
-    NameThisThread("rpmp-progress");
-    p->ProgressLoop();
-  });
+  for (std::unique_ptr<Shard>& shard : s->shards_)
+    shard->progress = std::thread([p = s.get(), sh = shard.get()] {
+      NameThisThread(sh->index == 0 ? "rpmp-progress" : ("rpmp-progress" + std::to_string(sh->index)).c_str());
+      p->ProgressLoop(sh);
+    });
   for (uint32_t i = 0; i < config.commit_threads; i++)
     s->committers_.emplace_back([p = s.get()] {
       NameThisThread("rpmp-commit");
@@ -64,9 +66,6 @@ Status Server::Setup() {
   limits.idle_timeout = config_.session_idle_timeout;
   limits.max_sessions = config_.max_sessions;
   sessions_ = std::make_unique<SessionTable>(fabric_.get(), limits);
-  uint32_t max_pending = config_.max_pending_hellos;
-  if (max_pending == 0) max_pending = std::clamp<uint32_t>(config_.recv_slots / 4, 1, 64);
-  hello_guard_ = std::make_unique<HelloGuard>(max_pending, config_.hello_rate_per_address);
   if (!fabric_->reports_source())
     RPMP_LOG_WARN("provider %s does not report senders: sessions are bound by id and tag only",
                   fabric_->traits().name);
@@ -76,26 +75,80 @@ Status Server::Setup() {
   }
   segment_keys_ = std::make_unique<SegmentKeys>(fabric_.get());
   RPMP_RETURN_IF_ERROR(store_->SetSegmentRegistrar(segment_keys_.get()));
+  uint32_t wanted = config_.data_threads == 0 ? DefaultDataThreads() : config_.data_threads;
+  for (uint32_t i = 0; i < wanted; i++) {
+    auto shard = std::make_unique<Shard>();
+    shard->index = i;
+    if (i == 0) {
+      shard->fabric = fabric_.get();
+    } else {
+      StatusOr<std::unique_ptr<Fabric>> sibling = fabric_->OpenSibling(0);
+      if (!sibling.ok() && sibling.status().code() == StatusCode::kUnimplemented) {
+        RPMP_LOG_WARN("one data shard instead of %u: %s", wanted, sibling.status().message().c_str());
+        break;
+      }
+      RPMP_RETURN_IF_ERROR(sibling.status().Annotate("data shard " + std::to_string(i)));
+      shard->own_fabric = std::move(sibling).value();
+      shard->fabric = shard->own_fabric.get();
+    }
+    RPMP_RETURN_IF_ERROR(SetupShard(shard.get()));
+    shards_.push_back(std::move(shard));
+  }
   size_t n = config_.recv_slots;
-  slot_memory_.resize(n * 2 * wire::kMaxFrame);
-  RPMP_ASSIGN_OR_RETURN(slot_mr_, fabric_->Register(slot_memory_.data(), slot_memory_.size(),
-                                                     MrAccess::kLocalOnly));
+  size_t mr_limit = fabric_->info()->domain_attr->mr_cnt;
+  std::string shard_list;
+  for (size_t i = 1; i < shards_.size(); i++)
+    shard_list += (i == 1 ? "; data shards 1-" + std::to_string(shards_.size() - 1) + " on " : ", ") +
+                  shards_[i]->fabric->LocalAddressString();
+  RPMP_LOG_INFO("serving on %s (%s), %zu data shard%s of %zu receive slots, %zu pools, %zu "
+                "segments registered (provider limit: %s registrations)%s",
+                fabric_->LocalAddressString().c_str(), fabric_->traits().name, shards_.size(),
+                shards_.size() == 1 ? "" : "s", n, pool_mrs_.size(), segment_keys_->open(),
+                mr_limit == 0 ? "no" : std::to_string(mr_limit).c_str(), shard_list.c_str());
+  return Status::Ok();
+}
+
+uint32_t Server::DefaultDataThreads() {
+  // The environment may set the default (e.g. to run a test suite on sharded servers).
+  if (const char* env = std::getenv("RPMP_DATA_THREADS"); env != nullptr && *env != '\0') {
+    char* end = nullptr;
+    unsigned long n = std::strtoul(env, &end, 10);
+    if (*end == '\0' && n >= 1 && n <= 64) return static_cast<uint32_t>(n);
+    RPMP_LOG_WARN("RPMP_DATA_THREADS='%s' is not a number from 1 to 64: ignored", env);
+  }
+  unsigned cores = std::thread::hardware_concurrency();
+  return std::clamp<uint32_t>(cores / 2, 1, 16);
+}
+
+Status Server::SetupShard(Shard* shard) {
+  uint32_t max_pending = config_.max_pending_hellos;
+  if (max_pending == 0) max_pending = std::clamp<uint32_t>(config_.recv_slots / 4, 1, 64);
+  shard->hello_guard = std::make_unique<HelloGuard>(max_pending, config_.hello_rate_per_address);
+  size_t n = config_.recv_slots;
+  shard->slot_memory.resize(n * 2 * wire::kMaxFrame);
+  RPMP_ASSIGN_OR_RETURN(shard->slot_mr, shard->fabric->Register(shard->slot_memory.data(),
+                                                                shard->slot_memory.size(),
+                                                                MrAccess::kLocalOnly));
   for (size_t i = 0; i < n; i++) {
     auto slot = std::make_unique<Slot>();
-    slot->recv_buf = slot_memory_.data() + 2 * i * wire::kMaxFrame;
+    slot->shard = shard;
+    slot->fabric = shard->fabric;
+    slot->recv_buf = shard->slot_memory.data() + 2 * i * wire::kMaxFrame;
     slot->send_buf = slot->recv_buf + wire::kMaxFrame;
-    slot->desc = slot_mr_->desc();
+    slot->desc = shard->slot_mr->desc();
     slot->recv_op.slot = slot->send_op.slot = slot.get();
     slot->recv_op.op.kind = OpKind::kRecv;
-    RPMP_RETURN_IF_ERROR(fabric_->PostRecv(&slot->recv_op.op, slot->recv_buf, wire::kMaxFrame, slot->desc));
-    slots_.push_back(std::move(slot));
+    RPMP_RETURN_IF_ERROR(shard->fabric->PostRecv(&slot->recv_op.op, slot->recv_buf, wire::kMaxFrame,
+                                                 slot->desc));
+    shard->slots.push_back(std::move(slot));
   }
-  size_t mr_limit = fabric_->info()->domain_attr->mr_cnt;
-  RPMP_LOG_INFO("serving on %s (%s), %zu receive slots, %zu pools, %zu segments registered "
-                "(provider limit: %s registrations)", fabric_->LocalAddressString().c_str(),
-                fabric_->traits().name, n, pool_mrs_.size(), segment_keys_->open(),
-                mr_limit == 0 ? "no" : std::to_string(mr_limit).c_str());
   return Status::Ok();
+}
+
+std::vector<std::string> Server::ShardAddresses() const {
+  std::vector<std::string> out;
+  for (const std::unique_ptr<Shard>& shard : shards_) out.push_back(shard->fabric->LocalAddressString());
+  return out;
 }
 
 void Server::RegisterMetrics() {
@@ -114,8 +167,10 @@ void Server::RegisterMetrics() {
                     read(counters_.bytes_out));
   r->AddGaugeFunc("rpmp_server_inflight_slots", "Requests in flight (receive slots in use).", "",
                   [this] { return static_cast<double>(busy_slots_.load()); });
-  r->AddGaugeFunc("rpmp_server_slots", "Receive slots configured (the in-flight limit).", "",
-                  [this] { return static_cast<double>(slots_.size()); });
+  r->AddGaugeFunc("rpmp_server_slots", "Receive slots configured, all shards (the in-flight limit).", "",
+                  [this] { return static_cast<double>(shards_.size() * config_.recv_slots); });
+  r->AddGaugeFunc("rpmp_server_data_shards", "Data shards (endpoints with a progress thread each).", "",
+                  [this] { return static_cast<double>(shards_.size()); });
   r->AddGaugeFunc("rpmp_server_sessions", "Client sessions (peers that said hello).", "",
                   [this] { return static_cast<double>(session_count_.load()); });
   SessionStats& ss = sessions_->stats();  // the table lives as long as the server
@@ -166,19 +221,26 @@ Server::~Server() {
   // Abandoned transfers: give back what they held in the store. Their provider
   // contexts may be touched until the endpoint closes, so their small slot copies
   // are left allocated (at exit only).
-  for (auto& [raw, z] : abandoned_) {
-    if (z->reservation.valid()) store_->Abort(&z->reservation);
-    z->view = ObjectView();
-    (void)z.release();
-  }
+  for (std::unique_ptr<Shard>& shard : shards_)
+    for (auto& [raw, z] : shard->abandoned) {
+      if (z->reservation.valid()) store_->Abort(&z->reservation);
+      z->view = ObjectView();
+      (void)z.release();
+    }
+  // Siblings close before shard 0's endpoint, which owns their domain.
+  for (size_t i = shards_.size(); i-- > 1;) shards_[i]->own_fabric.reset();
 }
 
 void Server::RequestShutdown() { shutdown_.store(true); }
 
-void Server::LeaveFabricOpenAtExit() { (void)fabric_.release(); }
+void Server::LeaveFabricOpenAtExit() {
+  for (std::unique_ptr<Shard>& shard : shards_) (void)shard->own_fabric.release();
+  (void)fabric_.release();
+}
 
 void Server::Wait() {
-  if (progress_.joinable()) progress_.join();
+  for (std::unique_ptr<Shard>& shard : shards_)
+    if (shard->progress.joinable()) shard->progress.join();
   {
     std::lock_guard<std::mutex> lock(commit_mu_);
     commit_stop_ = true;
@@ -189,44 +251,47 @@ void Server::Wait() {
   if (compactor_) compactor_->Stop();
 }
 
-void Server::ProgressLoop() {
+void Server::ProgressLoop(Shard* shard) {
   Completion comps[32];
   std::chrono::steady_clock::time_point drain_deadline{};
   bool draining = false;
   while (true) {
     // Busy polling never sleeps: a request is seen as soon as it lands (config busy_poll).
-    int n = fabric_->Wait(comps, 32, config_.busy_poll ? 0 : draining ? 10 : 100);
-    for (int i = 0; i < n; i++) OnCompletion(comps[i]);
-    ExpireSessions();
-    ExpireRma();
-    ExpireHellos();
+    int n = shard->fabric->Wait(comps, 32, config_.busy_poll ? 0 : draining ? 10 : 100);
+    for (int i = 0; i < n; i++) OnCompletion(shard, comps[i]);
+    if (shard->index == 0) ExpireSessions();  // one session table
+    ExpireRma(shard);
+    ExpireHellos(shard);
     if (Draining() && !draining) {
       draining = true;
       drain_deadline = std::chrono::steady_clock::now() + config_.drain_timeout;
-      RPMP_LOG_INFO("shutting down: draining %d requests in flight", busy_slots_.load());
+      if (shard->index == 0)
+        RPMP_LOG_INFO("shutting down: draining %d requests in flight", busy_slots_.load());
     }
     if (draining) {
-      if (busy_slots_.load() == 0) break;
+      if (busy_slots_.load() == 0) break;  // every shard's: a shard's completions need its thread
       if (std::chrono::steady_clock::now() > drain_deadline) {
+        if (shard->index != 0) break;
         RPMP_LOG_WARN("drain timeout: %d requests still in flight are abandoned (uncommitted)",
                       busy_slots_.load());
         break;
       }
     }
   }
+  if (shard->index != 0) return;
   RPMP_LOG_INFO("data plane stopped: %llu requests served, %llu errors, %llu malformed",
                 static_cast<unsigned long long>(counters_.requests.load()),
                 static_cast<unsigned long long>(counters_.errors.load()),
                 static_cast<unsigned long long>(counters_.malformed.load()));
 }
 
-void Server::OnCompletion(const Completion& c) {
+void Server::OnCompletion(Shard* shard, const Completion& c) {
   SlotOp* op = reinterpret_cast<SlotOp*>(c.ctx);
   Slot* s = op->slot;
   switch (op->op.kind) {
     case OpKind::kRecv:
       if (!c.status.ok()) {  // the endpoint is closing or the receive was cancelled
-        if (!Draining()) fabric_->PostRecv(&s->recv_op.op, s->recv_buf, wire::kMaxFrame, s->desc);
+        if (!Draining()) shard->fabric->PostRecv(&s->recv_op.op, s->recv_buf, wire::kMaxFrame, s->desc);
         return;
       }
       busy_slots_.fetch_add(1);
@@ -256,7 +321,7 @@ void Server::OnRequest(Slot* s, size_t len, PeerAddr src) {
     if (len >= 4) std::memcpy(&magic, s->recv_buf, 4);
     Session* known = sessions_->Find(h.session);
     if (magic == wire::kMagic && known != nullptr && !known->dropped && known->tag == h.session_tag &&
-        (!fabric_->reports_source() || src == known->peer)) {  // a known peer: tell it why
+        (!s->fabric->reports_source() || src == known->peer)) {  // a known peer: tell it why
       s->req.h = h;
       s->peer = known->peer;
       s->has_peer = true;
@@ -337,7 +402,7 @@ void Server::Reply(Slot* s) {
     // A HELLO from an address the server had no entry for: an honest client's HELLO
     // came over a connection from that address, so the reply can go at once. If it
     // cannot, nothing connects to the claimed address: the reply is dropped.
-    Status now = fabric_->SendNow(&s->send_op.op, s->peer, s->send_buf, len, s->desc);
+    Status now = s->fabric->SendNow(&s->send_op.op, s->peer, s->send_buf, len, s->desc);
     if (!now.ok()) {
       hellos_withdrawn_.fetch_add(1, std::memory_order_relaxed);
       RPMP_LOG_DEBUG("hello reply not sent (no connection from the claimed address): %s",
@@ -346,7 +411,7 @@ void Server::Reply(Slot* s) {
     }
     return;
   }
-  Status st = fabric_->Send(&s->send_op.op, s->peer, s->send_buf, len, s->desc);
+  Status st = s->fabric->Send(&s->send_op.op, s->peer, s->send_buf, len, s->desc);
   if (!st.ok()) Recycle(s);
 }
 
@@ -363,7 +428,7 @@ void Server::Recycle(Slot* s) {
   if (s->counted_session != 0 || !s->peer_hold.empty() || s->hello_pending) ReleaseSessionHold(s);
   s->Clear();
   busy_slots_.fetch_sub(1);
-  Status st = fabric_->PostRecv(&s->recv_op.op, s->recv_buf, wire::kMaxFrame, s->desc);
+  Status st = s->fabric->PostRecv(&s->recv_op.op, s->recv_buf, wire::kMaxFrame, s->desc);
   if (!st.ok()) RPMP_LOG_ERROR("cannot repost a receive: %s", st.ToString().c_str());
 }
 

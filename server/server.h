@@ -2,10 +2,11 @@
 // libfabric endpoint, runs them against a Store, moves bulk bytes by RMA straight
 // between client buffers and the store's persistent memory, and replies.
 //
-// Threads: one progress thread drives the fabric and runs every request that needs
-// no persistence of bulk data; commit threads persist RMA-written payloads and reply;
+// Threads: one progress thread per data shard (docs/sharding.md; config.data_threads)
+// drives that shard's endpoint and runs every request that needs no persistence of
+// bulk data; commit threads persist RMA-written payloads and reply;
 // a Compactor thread compacts the store in the background (compactor.h).
-// Requests in flight are bounded by the number of receive slots (flow control).
+// Requests in flight are bounded by the number of receive slots of each shard.
 // Start/RequestShutdown/Wait may be called from any thread; RequestShutdown is safe
 // from a signal handler's helper thread (it only sets a flag).
 // Who calls it: server/main.cc and integration tests.
@@ -28,14 +29,13 @@
 #include "server/raw_owners.h"
 #include "server/segment_keys.h"
 #include "server/hello_guard.h"
+#include "server/shard.h"
 #include "server/sessions.h"
 #include "server/server_metrics.h"
 #include "server/store/store.h"
 #include "transport/fabric.h"
 
 namespace rpmp {
-
-struct Slot;
 
 class Server {
  public:
@@ -60,6 +60,8 @@ class Server {
   // #11828), and at exit closing gains nothing. Memory registrations still close.
   void LeaveFabricOpenAtExit();
   std::string ListenAddress() const { return fabric_->LocalAddressString(); }
+  // "host:port" of every data shard's endpoint, shard 0 (ListenAddress) first.
+  std::vector<std::string> ShardAddresses() const;
 
   struct Counters {
     std::atomic<uint64_t> requests{0}, errors{0}, malformed{0}, bytes_in{0}, bytes_out{0};
@@ -70,9 +72,11 @@ class Server {
   Server(const ServerConfig& config, Store* store);
   Status Setup();
   void RegisterMetrics();
-  void ProgressLoop();
+  Status SetupShard(Shard* shard);
+  static uint32_t DefaultDataThreads();  // data_threads 0: clamp(cores / 2, 1, 16)
+  void ProgressLoop(Shard* shard);
   void CommitLoop();
-  void OnCompletion(const Completion& c);
+  void OnCompletion(Shard* shard, const Completion& c);
   void OnRequest(Slot* s, size_t len, PeerAddr src);
   // session_check.cc: binds a decoded request to its session (id, tag, sender) and
   // enforces the per-session in-flight limit; false when the frame was refused.
@@ -81,12 +85,12 @@ class Server {
   // RMA deadlines (rma_deadline.cc): WatchRma after posting a slot's RMA; ExpireRma
   // abandons transfers past config_.rma_timeout (drops the session, frees the slot).
   void WatchRma(Slot* s);
-  void ExpireRma();
+  void ExpireRma(Shard* shard);
   void AbandonRma(Slot* s);
   void EndAbandoned(Slot* z);
   void ReleaseSessionHold(Slot* s);
   void EndSession(Slot* s, uint32_t id);  // s: the BYE being answered
-  // Guards sessions_: the progress thread and, through Recycle and the RMA deadline,
+  // Guards sessions_: the progress threads and, through Recycle and the RMA deadline,
   // commit threads reach it. Also guards a slot's in-flight count and HELLO AV reference.
   std::mutex sessions_mu_;
   void Dispatch(Slot* s);
@@ -97,10 +101,10 @@ class Server {
   void RefuseFrame(Slot* s, PeerAddr src, Session* session, std::unique_lock<std::mutex>* lock);
   // Withdraws HELLO replies the provider has not taken within hello_timeout, freeing
   // their slots and address entries (session_check.cc).
-  void ExpireHellos();
+  void ExpireHellos(Shard* shard);
   // Makes room for one more HELLO reply: withdraws the oldest pending one the
   // provider has not taken (session_check.cc).
-  void WithdrawOldestHello();
+  void WithdrawOldestHello(Shard* shard);
   // handlers.cc
   void HandleWrite(Slot* s);
   void HandleGet(Slot* s);
@@ -127,30 +131,22 @@ class Server {
   WriteCoordinator* coordinator_ = nullptr;
   ServerMetrics* metrics_ = nullptr;
   std::atomic<size_t> session_count_{0};  // mirror of sessions_->size() for metrics
-  std::unique_ptr<Fabric> fabric_;
+  std::unique_ptr<Fabric> fabric_;  // shard 0's endpoint; owns the domain and the AV
   // Whole pools, local access only: descriptors for the server's own RMA into and out
   // of PMem. Peers read only through segment_keys_ (one key per segment).
   std::vector<std::unique_ptr<MemoryRegion>> pool_mrs_;  // by pool index
   std::unique_ptr<SegmentKeys> segment_keys_;
-  std::unique_ptr<MemoryRegion> slot_mr_;
-  std::vector<char> slot_memory_;
-  std::vector<std::unique_ptr<Slot>> slots_;
+  std::vector<std::unique_ptr<Shard>> shards_;  // the data shards (shard.h)
   std::unique_ptr<SessionTable> sessions_;  // under sessions_mu_ (sessions.h)
   std::string secret_;                      // the cluster secret; empty = none
-  std::chrono::steady_clock::time_point next_expiry_{};  // progress thread only
+  std::chrono::steady_clock::time_point next_expiry_{};  // shard 0's progress thread only
   RawOwners raw_owners_;  // who may touch which raw allocation (raw_handlers.cc)
-  std::chrono::steady_clock::time_point next_rma_scan_{};  // progress thread only
-  std::unique_ptr<HelloGuard> hello_guard_;  // under sessions_mu_ (hello_guard.h)
-  std::chrono::steady_clock::time_point next_hello_scan_{};  // progress thread only
   std::atomic<uint64_t> hellos_dropped_{0}, hellos_withdrawn_{0};
-  std::unordered_map<Slot*, std::unique_ptr<Slot>> abandoned_;  // progress thread only
-  std::unordered_map<PeerAddr, uint32_t> stalled_peers_;  // abandoned transfers per peer (same)
   std::atomic<uint64_t> rma_timeouts_{0};
-  std::atomic<size_t> abandoned_count_{0};  // mirror of abandoned_.size() for metrics
+  std::atomic<size_t> abandoned_count_{0};  // abandoned transfers of all shards, for metrics
 
   std::atomic<bool> shutdown_{false};
   std::atomic<int> busy_slots_{0};
-  std::thread progress_;
   std::vector<std::thread> committers_;
   std::unique_ptr<Compactor> compactor_;  // background compaction (config.compaction_*)
   std::mutex commit_mu_;

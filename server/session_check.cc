@@ -1,7 +1,7 @@
 // Session handling of the server (see server.h, sessions.h, docs/security.md): HELLO
 // with its challenge-response, the binding of every later frame to its session (id,
 // tag and sender address), per-session in-flight limits, BYE and idle expiry.
-// Runs on the progress thread; ReleaseSessionHold may run wherever a slot is recycled.
+// Runs on the progress thread of the frame's shard; ReleaseSessionHold may run wherever a slot is recycled.
 #include <algorithm>
 
 #include "common/auth.h"
@@ -17,14 +17,16 @@ void Server::HandleHello(Slot* s, PeerAddr src) {
   auto now = std::chrono::steady_clock::now();
   // Nothing of a HELLO reaches the address vector before its address is checked, and
   // from here on only its canonical form is used (per-address limits, challenges).
-  StatusOr<std::string> address = fabric_->CanonicalPeer(q.fabric_address);
+  Fabric* fabric = s->fabric;
+  HelloGuard* guard = s->shard->hello_guard.get();
+  StatusOr<std::string> address = fabric->CanonicalPeer(q.fabric_address);
   if (address.ok()) {
     bool full;
     {
       std::lock_guard<std::mutex> guard_lock(sessions_mu_);
-      full = hello_guard_->full();
+      full = guard->full();
     }
-    if (full) WithdrawOldestHello();
+    if (full) WithdrawOldestHello(s->shard);
   }
   std::unique_lock<std::mutex> lock(sessions_mu_);
   const char* refused = nullptr;
@@ -32,15 +34,15 @@ void Server::HandleHello(Slot* s, PeerAddr src) {
   bool in_av = address.ok() && sessions_->FindPeer(*address, &known);
   if (!address.ok()) {
     refused = "an unusable address";
-  } else if (fabric_->reports_source() && in_av && known != src) {
+  } else if (fabric->reports_source() && in_av && known != src) {
     // The address is in the AV, so a frame really sent from it would name it as its
     // source: this HELLO names someone else's address. Never send to it on its behalf.
     refused = "the address of another peer";
-  } else if (!hello_guard_->Admit(*address, fabric_->reports_source() && in_av, now)) {
+  } else if (!guard->Admit(*address, fabric->reports_source() && in_av, now)) {
     refused = "no room (hello rate per address or pending HELLO replies at their limit)";
   }
   if (refused != nullptr) {
-    bool warn = hello_guard_->WarnNow(now);
+    bool warn = guard->WarnNow(now);
     lock.unlock();
     hellos_dropped_.fetch_add(1, std::memory_order_relaxed);
     std::string why = address.ok() ? "" : ": " + address.status().message();
@@ -118,11 +120,16 @@ void Server::HandleHello(Slot* s, PeerAddr src) {
   s->resp.session = *id;
   s->resp.node_id = store_->NodeId();
   s->resp.max_inline =
-      static_cast<uint32_t>(std::min(fabric_->traits().default_inline, wire::kMaxInline));
+      static_cast<uint32_t>(std::min(fabric->traits().default_inline, wire::kMaxInline));
   s->resp.max_inflight = config_.max_inflight_per_client;
-  s->resp.provider = fabric_->traits().name;
+  s->resp.provider = fabric->traits().name;
+  if ((q.h.flags & wire::kFlagShards) && s->shard->index == 0) {
+    s->resp.h.flags |= wire::kFlagShards;
+    for (const std::unique_ptr<Shard>& shard : shards_)
+      s->resp.shard_addresses.push_back(shard->fabric->LocalAddress());
+  }
   if (auth) {
-    s->resp.h.flags = wire::kFlagAuth;
+    s->resp.h.flags |= wire::kFlagAuth;
     if (!secret_.empty())
       s->resp.server_proof = auth::ServerProof(secret_, q.server_nonce, q.client_nonce, tag);
   }
@@ -133,7 +140,7 @@ bool Server::AdmitRequest(Slot* s, PeerAddr src) {
   const wire::Header& h = s->req.h;
   std::unique_lock<std::mutex> lock(sessions_mu_);
   Session* session = sessions_->Find(h.session);
-  bool from_owner = !fabric_->reports_source() || (session != nullptr && src == session->peer);
+  bool from_owner = !s->fabric->reports_source() || (session != nullptr && src == session->peer);
   if (session == nullptr || session->dropped || session->tag != h.session_tag || !from_owner) {
     counters_.malformed.fetch_add(1, std::memory_order_relaxed);
     RefuseFrame(s, src, session, &lock);
@@ -167,18 +174,19 @@ bool Server::AdmitRequest(Slot* s, PeerAddr src) {
 void Server::RefuseFrame(Slot* s, PeerAddr src, Session* session,
                          std::unique_lock<std::mutex>* lock) {
   const wire::Header& h = s->req.h;
-  bool known_sender = fabric_->reports_source() && src != FI_ADDR_NOTAVAIL &&
-                      sessions_->KnowsPeer(src) && stalled_peers_.count(src) == 0;
+  const std::unordered_map<PeerAddr, uint32_t>& stalled = s->shard->stalled_peers;
+  bool known_sender = s->fabric->reports_source() && src != FI_ADDR_NOTAVAIL &&
+                      sessions_->KnowsPeer(src) && stalled.count(src) == 0;
   const EndedSession* ended = session == nullptr ? sessions_->FindEnded(h.session) : nullptr;
   SessionStats& stats = sessions_->stats();
   std::string why;
   if (session != nullptr && session->dropped && session->tag == h.session_tag &&
-      (!fabric_->reports_source() || src == session->peer)) {
+      (!s->fabric->reports_source() || src == session->peer)) {
     why = session->end_reason == SessionEnd::kClosed
               ? "closed by the client (BYE)"
               : "dropped: a transfer with the client stalled past rma_timeout";
     stats.refused[static_cast<size_t>(session->end_reason)].fetch_add(1, std::memory_order_relaxed);
-    known_sender = stalled_peers_.count(session->peer) == 0;  // else a reply would stall too
+    known_sender = stalled.count(session->peer) == 0;  // else a reply would stall too
     src = session->peer;
   } else if (ended != nullptr && ended->tag == h.session_tag) {
     switch (ended->reason) {
@@ -199,7 +207,7 @@ void Server::RefuseFrame(Slot* s, PeerAddr src, Session* session,
     // sender held it); its AV entry may be gone, so the slot holds a reference until sent.
     known_sender = false;
     StatusOr<PeerAddr> peer = sessions_->AcquirePeer(ended->address);
-    if (peer.ok() && stalled_peers_.count(*peer) == 0) {
+    if (peer.ok() && stalled.count(*peer) == 0) {
       s->peer_hold = ended->address;
       src = *peer;
       known_sender = true;
@@ -243,40 +251,40 @@ void Server::ReleaseSessionHold(Slot* s) {
   }
   if (!s->peer_hold.empty()) sessions_->ReleasePeer(s->peer_hold);
   if (s->hello_pending) {  // written only here and in HandleHello: progress thread
-    hello_guard_->Done();
+    s->shard->hello_guard->Done();
     s->hello_pending = false;
     s->hello_unverified = false;
   }
 }
 
-void Server::WithdrawOldestHello() {
+void Server::WithdrawOldestHello(Shard* shard) {
   std::vector<Slot*> pending;
-  for (const std::unique_ptr<Slot>& s : slots_)
+  for (const std::unique_ptr<Slot>& s : shard->slots)
     if (s->hello_pending) pending.push_back(s.get());
   std::sort(pending.begin(), pending.end(),
             [](const Slot* a, const Slot* b) { return a->hello_deadline < b->hello_deadline; });
   for (Slot* s : pending) {
-    if (!fabric_->CancelDeferred(&s->send_op.op)) continue;  // the provider has it
+    if (!shard->fabric->CancelDeferred(&s->send_op.op)) continue;  // the provider has it
     hellos_withdrawn_.fetch_add(1, std::memory_order_relaxed);
     Recycle(s);
     return;
   }
 }
 
-void Server::ExpireHellos() {
+void Server::ExpireHellos(Shard* shard) {
   auto now = std::chrono::steady_clock::now();
-  if (now < next_hello_scan_) return;
-  next_hello_scan_ = now + std::chrono::milliseconds(100);
+  if (now < shard->next_hello_scan) return;
+  shard->next_hello_scan = now + std::chrono::milliseconds(100);
   {
     std::lock_guard<std::mutex> lock(sessions_mu_);
-    if (hello_guard_->pending() == 0) return;
+    if (shard->hello_guard->pending() == 0) return;
   }
-  for (const std::unique_ptr<Slot>& s : slots_) {
+  for (const std::unique_ptr<Slot>& s : shard->slots) {
     if (!s->hello_pending || s->hello_deadline > now) continue;
     // A reply still queued (the provider cannot reach the claimed address) is taken
     // back; one the provider has taken completes on its own (small sends are copied).
     s->hello_deadline = std::chrono::steady_clock::time_point::max();
-    if (!fabric_->CancelDeferred(&s->send_op.op)) continue;
+    if (!shard->fabric->CancelDeferred(&s->send_op.op)) continue;
     hellos_withdrawn_.fetch_add(1, std::memory_order_relaxed);
     RPMP_LOG_DEBUG("hello reply not delivered within %lld ms: withdrawn",
                    static_cast<long long>(config_.hello_timeout.count()));

@@ -14,6 +14,7 @@
 namespace rpmp {
 
 struct Slot;
+struct Shard;
 
 // An OpContext that knows its slot (libfabric hands back only the context pointer).
 struct SlotOp {
@@ -22,6 +23,8 @@ struct SlotOp {
 };
 
 struct Slot {
+  Shard* shard = nullptr;        // the shard whose endpoint received it (server/shard.h)
+  Fabric* fabric = nullptr;      // that shard's endpoint: replies and RMA go through it
   SlotOp recv_op, send_op;
   std::vector<SlotOp> rma_ops;  // capacity kept across requests
   char* recv_buf = nullptr;

@@ -26,6 +26,7 @@
 #include <string>
 #include <string_view>
 #include <unordered_map>
+#include <vector>
 
 #include "common/status.h"
 #include "transport/providers.h"
@@ -103,6 +104,13 @@ class Fabric {
   // listens on node:service. InvalidArgument for an unknown provider, Unavailable
   // when the provider or address cannot be had (the message says which).
   static StatusOr<std::unique_ptr<Fabric>> Open(const FabricOptions& options);
+  // A sibling endpoint in this Fabric's domain, with its own completion queue, on this
+  // endpoint's host and `port` ("0": ephemeral). It shares the domain and the address
+  // vector: memory registered here is usable on it, and a PeerAddr names the same peer
+  // on both (docs/sharding.md). Unimplemented when the provider binds registrations to
+  // one endpoint (FI_MR_ENDPOINT) or addresses are not sockaddrs. This Fabric must
+  // outlive the sibling; call on the Fabric that Open returned, never on a sibling.
+  StatusOr<std::unique_ptr<Fabric>> OpenSibling(uint16_t port);
   ~Fabric();
   Fabric(const Fabric&) = delete;
   Fabric& operator=(const Fabric&) = delete;
@@ -123,8 +131,8 @@ class Fabric {
   StatusOr<PeerAddr> InsertPeer(std::string_view address);
   // Makes a peer addressable from host and port (resolved by the provider).
   StatusOr<PeerAddr> InsertPeer(const std::string& host, const std::string& port);
-  // Removes a peer; operations still queued for it (never posted) complete with an
-  // error through Poll.
+  // Removes a peer; operations still queued for it (never posted), here or on a
+  // sibling, complete with an error through Poll.
   void RemovePeer(PeerAddr peer);
 
   Status PostRecv(OpContext* ctx, void* buf, size_t len, void* desc);
@@ -163,6 +171,7 @@ class Fabric {
  private:
   Fabric() = default;
   Status OpenResources(const FabricOptions& options);
+  Status OpenEndpoint();  // CQ and endpoint in domain_, bound to av_ (Open, OpenSibling)
   struct Deferred {
     OpKind kind;
     OpContext* ctx;
@@ -173,6 +182,8 @@ class Fabric {
     uint64_t raddr, rkey;
   };
   ssize_t Post(const Deferred& d);
+  // Fails the operations queued for `peer` (RemovePeer).
+  void FailDeferred(PeerAddr peer);
   uint64_t RandomKey() const;  // nonzero, of the domain's key size
   Status PostOrDefer(const Deferred& d);
   void RetryDeferred();
@@ -182,6 +193,10 @@ class Fabric {
 
   const ProviderTraits* traits_ = nullptr;
   fi_info* info_ = nullptr;
+  // A sibling borrows fabric_, domain_ and av_ from parent_ (and closes only its own).
+  Fabric* parent_ = nullptr;
+  std::mutex siblings_mu_;
+  std::vector<Fabric*> siblings_;  // open siblings of this (parent) Fabric
   fid_fabric* fabric_ = nullptr;
   fid_domain* domain_ = nullptr;
   fid_av* av_ = nullptr;

@@ -9,6 +9,9 @@
 #include <rdma/fi_endpoint.h>
 #include <rdma/fi_errno.h>
 
+#include <netinet/in.h>
+
+#include <algorithm>
 #include <cstdlib>
 #include <cstring>
 
@@ -85,27 +88,7 @@ Status Fabric::OpenResources(const FabricOptions& o) {
   av_attr.type = FI_AV_TABLE;
   if ((ret = fi_av_open(domain_, &av_attr, &av_, nullptr)) != 0)
     return Status::Unavailable(FabricError("fi_av_open", ret));
-  fi_cq_attr cq_attr{};
-  cq_attr.format = FI_CQ_FORMAT_MSG;
-  cq_attr.wait_obj = static_cast<fi_wait_obj>(traits_->cq_wait_obj);
-  cq_attr.size = 4096;
-  if ((ret = fi_cq_open(domain_, &cq_attr, &cq_, nullptr)) != 0)
-    return Status::Unavailable(FabricError("fi_cq_open", ret));
-  if ((ret = fi_endpoint(domain_, info_, &ep_, nullptr)) != 0) {
-    std::string where = (node ? std::string(node) : "*") + ":" + (service ? service : "*");
-    return Status::Unavailable(FabricError("fi_endpoint", ret) + " at " + where +
-                               " (port in use?)");
-  }
-  if ((ret = fi_ep_bind(ep_, &av_->fid, 0)) != 0 ||
-      (ret = fi_ep_bind(ep_, &cq_->fid, FI_TRANSMIT | FI_RECV)) != 0)
-    return Status::Unavailable(FabricError("fi_ep_bind", ret));
-  if ((ret = fi_enable(ep_)) != 0)
-    return Status::Unavailable(FabricError("fi_enable", ret) + " (port in use?)");
-  if (traits_->cq_wait_obj == FI_WAIT_FD &&
-      fi_control(&cq_->fid, FI_GETWAIT, &wait_fd_) != 0) {
-    wait_fd_ = -1;  // the provider cannot block: Wait() polls instead
-  }
-  if (wait_fd_ >= 0) event_fd_ = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+  RPMP_RETURN_IF_ERROR(OpenEndpoint());
   std::string own = LocalAddress();
   if (own.size() >= sizeof(sa_family_t))
     local_family_ = reinterpret_cast<const sockaddr*>(own.data())->sa_family;
@@ -114,10 +97,53 @@ Status Fabric::OpenResources(const FabricOptions& o) {
   return Status::Ok();
 }
 
+StatusOr<std::unique_ptr<Fabric>> Fabric::OpenSibling(uint16_t port) {
+  if (parent_ != nullptr) return Status::InvalidArgument("a sibling of a sibling endpoint");
+  if (mr_mode_ & FI_MR_ENDPOINT)
+    return Status::Unimplemented(std::string("provider ") + traits_->name +
+                                 " binds memory registrations to one endpoint");
+  if (info_->src_addr != nullptr && info_->addr_format != FI_SOCKADDR_IN &&
+      info_->addr_format != FI_SOCKADDR_IN6)
+    return Status::Unimplemented("sibling endpoints need socket addresses");
+  std::unique_ptr<Fabric> f(new Fabric());
+  f->traits_ = traits_;
+  f->parent_ = this;
+  f->info_ = fi_dupinfo(info_);
+  if (f->info_ == nullptr) return Status::Internal("fi_dupinfo failed");
+  if (f->info_->src_addr != nullptr) {  // the parent's host (as bound), the sibling's port
+    std::string own = LocalAddress();
+    if (own.size() > f->info_->src_addrlen) return Status::Internal("endpoint address too long");
+    std::memcpy(f->info_->src_addr, own.data(), own.size());
+    if (info_->addr_format == FI_SOCKADDR_IN)
+      static_cast<sockaddr_in*>(f->info_->src_addr)->sin_port = htons(port);
+    else
+      static_cast<sockaddr_in6*>(f->info_->src_addr)->sin6_port = htons(port);
+  }
+  f->mr_mode_ = mr_mode_;
+  f->source_ = source_;
+  f->local_family_ = local_family_;
+  f->fabric_ = fabric_;
+  f->domain_ = domain_;
+  f->av_ = av_;
+  RPMP_RETURN_IF_ERROR(f->OpenEndpoint());
+  std::lock_guard<std::mutex> lock(siblings_mu_);
+  siblings_.push_back(f.get());
+  return f;
+}
+
 Fabric::~Fabric() {
+  if (parent_ != nullptr) {
+    std::lock_guard<std::mutex> lock(parent_->siblings_mu_);
+    auto& v = parent_->siblings_;
+    v.erase(std::remove(v.begin(), v.end(), this), v.end());
+  }
   if (event_fd_ >= 0) close(event_fd_);
   if (ep_ != nullptr) fi_close(&ep_->fid);
   if (cq_ != nullptr) fi_close(&cq_->fid);
+  if (parent_ != nullptr) {  // the domain and the AV are the parent's
+    if (info_ != nullptr) fi_freeinfo(info_);
+    return;
+  }
   if (av_ != nullptr) fi_close(&av_->fid);
   if (domain_ != nullptr) fi_close(&domain_->fid);
   if (fabric_ != nullptr) fi_close(&fabric_->fid);
@@ -193,7 +219,40 @@ StatusOr<PeerAddr> Fabric::InsertPeer(const std::string& host, const std::string
   return peer;
 }
 
+Status Fabric::OpenEndpoint() {
+  int ret;
+  fi_cq_attr cq_attr{};
+  cq_attr.format = FI_CQ_FORMAT_MSG;
+  cq_attr.wait_obj = static_cast<fi_wait_obj>(traits_->cq_wait_obj);
+  cq_attr.size = 4096;
+  if ((ret = fi_cq_open(domain_, &cq_attr, &cq_, nullptr)) != 0)
+    return Status::Unavailable(FabricError("fi_cq_open", ret));
+  if ((ret = fi_endpoint(domain_, info_, &ep_, nullptr)) != 0) {
+    return Status::Unavailable(FabricError("fi_endpoint", ret) + " (port in use?)");
+  }
+  if ((ret = fi_ep_bind(ep_, &av_->fid, 0)) != 0 ||
+      (ret = fi_ep_bind(ep_, &cq_->fid, FI_TRANSMIT | FI_RECV)) != 0)
+    return Status::Unavailable(FabricError("fi_ep_bind", ret));
+  if ((ret = fi_enable(ep_)) != 0)
+    return Status::Unavailable(FabricError("fi_enable", ret) + " (port in use?)");
+  if (traits_->cq_wait_obj == FI_WAIT_FD &&
+      fi_control(&cq_->fid, FI_GETWAIT, &wait_fd_) != 0) {
+    wait_fd_ = -1;  // the provider cannot block: Wait() polls instead
+  }
+  if (wait_fd_ >= 0) event_fd_ = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+  return Status::Ok();
+}
+
 void Fabric::RemovePeer(PeerAddr peer) {
+  FailDeferred(peer);
+  {
+    std::lock_guard<std::mutex> lock(siblings_mu_);
+    for (Fabric* f : siblings_) f->FailDeferred(peer);
+  }
+  fi_av_remove(av_, &peer, 1, 0);
+}
+
+void Fabric::FailDeferred(PeerAddr peer) {
   {
     // Operations still queued for the peer (the provider said FI_EAGAIN) would later be
     // posted to a removed entry (libfabric crashes) or to whoever gets the entry next:
@@ -212,7 +271,6 @@ void Fabric::RemovePeer(PeerAddr peer) {
     }
     deferred_per_peer_.erase(peer);
   }
-  fi_av_remove(av_, &peer, 1, 0);
 }
 
 }  // namespace rpmp

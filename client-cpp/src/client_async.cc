@@ -47,7 +47,7 @@ void ClientImpl::WriteAsync(wire::Op op, const std::string& ns, const std::strin
   w->crc = Crc32c(buf.data(), buf.size());
   w->id = id;
   w->done = std::move(done);
-  if (buf.size() > conn_->max_inline()) {
+  if (buf.size() > Pick()->max_inline()) {
     const MemoryRegion& mr = BufferPool::RegionOf(buf);
     w->rma = true;
     w->rma_ref = {mr.RmaAddr(buf.data()), mr.key(), buf.size()};
@@ -57,13 +57,13 @@ void ClientImpl::WriteAsync(wire::Op op, const std::string& ns, const std::strin
     w->keepalive = buf.shared_slab();
   }
   // A session known to be lost is re-established first (HELLO blocks: on a helper).
-  if (conn_->needs_hello()) return helpers_.Run([this, w] { SubmitWrite(w, 0); });
+  if (Pick()->needs_hello()) return helpers_.Run([this, w] { SubmitWrite(w, 0); });
   SubmitWrite(w, 0);
 }
 
 void ClientImpl::SubmitWrite(const std::shared_ptr<AsyncWrite>& w, int attempt) {
-  if (attempt > 0 || conn_->needs_hello()) {  // on a helper thread
-    Status st = conn_->EnsureSession();
+  if (attempt > 0 || Pick()->needs_hello()) {  // on a helper thread
+    Status st = Pick()->EnsureSession();
     if (!st.ok()) return w->done(st);
   }
   wire::Request req;
@@ -82,7 +82,7 @@ void ClientImpl::SubmitWrite(const std::shared_ptr<AsyncWrite>& w, int attempt) 
   }
   req.h.flags |= wire::kFlagWriteId;
   req.write_id = w->id;
-  conn_->Submit(req, [this, w, attempt](const Status& st, const wire::Response& r) {
+  Pick()->Submit(req, [this, w, attempt](const Status& st, const wire::Response& r) {
     // Refused because the session ended: not run, so it goes again on a new session
     // (once; the write id would make even a repeat harmless).
     if ((r.h.flags & wire::kFlagSessionEnded) && attempt == 0)
@@ -113,9 +113,9 @@ void ClientImpl::GetAsync(const std::string& ns, const std::string& key, Buffer*
 
 void ClientImpl::SubmitGet(const std::string& ns, const std::string& key, Buffer* out,
                            Callback done, int attempt) {
-  if (conn_->needs_hello()) {  // re-establish the session first (HELLO blocks: on a helper)
+  if (Pick()->needs_hello()) {  // re-establish the session first (HELLO blocks: on a helper)
     return helpers_.Run([this, ns, key, out, done, attempt] {
-      Status st = conn_->EnsureSession();
+      Status st = Pick()->EnsureSession();
       if (!st.ok()) return done(st);
       SubmitGetNow(ns, key, out, done, attempt);
     });
@@ -136,14 +136,14 @@ void ClientImpl::SubmitGetNow(const std::string& ns, const std::string& key, Buf
   // write into it, so it stays quarantined and *out comes back empty (as for Get).
   auto target = std::make_shared<Buffer>(std::move(*out));
   std::shared_ptr<void> keepalive;
-  if (target->valid() && target->capacity() > conn_->max_inline()) {
+  if (target->valid() && target->capacity() > Pick()->max_inline()) {
     const MemoryRegion& mr = BufferPool::RegionOf(*target);
     req.h.flags = wire::kFlagRma;
     req.rma = {mr.RmaAddr(target->data()), mr.key(), target->capacity()};
     keepalive = target;
   }
   bool verify = options_.verify_checksums;
-  conn_->Submit(req, [this, ns, key, out, target, done, attempt, verify](const Status& st,
+  Pick()->Submit(req, [this, ns, key, out, target, done, attempt, verify](const Status& st,
                                                                            const wire::Response& r) {
     if (st.code() == StatusCode::kDeadlineExceeded) {
       if (target->valid()) target->slab()->poisoned.store(true);
@@ -199,7 +199,7 @@ void ClientImpl::ReadRecordAttempt(const RecordRef& r, Buffer* dst, size_t dst_o
   std::shared_ptr<Buffer::Slab> slab = dst->shared_slab();
   // The CRC check is what tells a stale location (moved by compaction, or reused
   // after an overwrite) from the record: docs/storage-format.md "Compaction".
-  conn_->ReadRemote(r.rma_addr, r.rma_key, p, len, BufferPool::RegionOf(*dst),
+  Pick()->ReadRemote(r.rma_addr, r.rma_key, p, len, BufferPool::RegionOf(*dst),
                     [this, r, dst, dst_offset, p, len, crc, done, slab, attempt](Status st) {
                       // Past the deadline the read may still land: the buffer is
                       // poisoned (never reused; later transfers into it refused).

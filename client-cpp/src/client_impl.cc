@@ -64,7 +64,7 @@ void ClientImpl::Await(CallLatch& done, Connection::PollingScope* polling) {
   if (options_.poll_for.count() > 0) {
     const auto until = std::chrono::steady_clock::now() + options_.poll_for;
     while (!done.Ready()) {
-      if (conn_->PollOnce() == 0 && std::chrono::steady_clock::now() > until) break;
+      if (Pick()->PollOnce() == 0 && std::chrono::steady_clock::now() > until) break;
     }
   }
   polling->End();  // the progress thread takes over if the reply is not in yet
@@ -78,12 +78,12 @@ Status ClientImpl::Call(wire::Request& req, std::shared_ptr<CallResult>* out, Re
   for (int attempt = 0;; attempt++) {
     auto result = std::make_shared<CallResult>();
     bool sent = false;
-    Status session = conn_->EnsureSession();
+    Status session = Pick()->EnsureSession();
     if (!session.ok()) {
       result->status = session;
     } else {
-      Connection::PollingScope polling(conn_.get(), options_.poll_for.count() > 0);
-      sent = conn_->Submit(req, [result](const Status& st, const wire::Response& r) {
+      Connection::PollingScope polling(Pick(), options_.poll_for.count() > 0);
+      sent = Pick()->Submit(req, [result](const Status& st, const wire::Response& r) {
         result->status = st;
         result->resp = r;
         result->inline_copy.assign(r.inline_data.data(), r.inline_data.size());
@@ -95,13 +95,13 @@ Status ClientImpl::Call(wire::Request& req, std::shared_ptr<CallResult>* out, Re
     // Refused because its session ended: the server did not run it, so it goes again
     // (on a new session) like a request that never left.
     if (result->resp.h.flags & wire::kFlagSessionEnded) sent = false;
-    bool session_lost = conn_->needs_hello();
+    bool session_lost = Pick()->needs_hello();
     bool again = !result->status.ok() && MayRetry(repeat, result->status, sent, session_lost) &&
                  (attempt == 0 || std::chrono::steady_clock::now() + backoff < give_up);
     if (!again) {
       if (!result->status.ok() && sent && session_lost && repeat == Repeat::kIfNotSent)
         result->status = result->status.Annotate(
-            "the session with rpmp-server at " + conn_->server() +
+            "the session with rpmp-server at " + Pick()->server() +
             " may be lost; not repeated because the call may have run (the next call opens a new session)");
       if (out != nullptr) *out = result;
       return result->status;
@@ -113,11 +113,11 @@ Status ClientImpl::Call(wire::Request& req, std::shared_ptr<CallResult>* out, Re
   }
 }
 
-StatusOr<Buffer> ClientImpl::AllocBuffer(size_t size) { return conn_->buffers().Acquire(size); }
+StatusOr<Buffer> ClientImpl::AllocBuffer(size_t size) { return Pick()->buffers().Acquire(size); }
 
 Status ClientImpl::AttachPayload(wire::Request* req, const void* data, size_t len,
                                  std::shared_ptr<Buffer>* staged) {
-  if (len <= conn_->max_inline()) {
+  if (len <= Pick()->max_inline()) {
     req->h.flags = wire::kFlagInline;
     req->inline_data = std::string_view(static_cast<const char*>(data), len);
     return Status::Ok();
@@ -166,7 +166,7 @@ Status ClientImpl::Get(const std::string& ns, const std::string& key, Buffer* ou
   for (int attempt = 0; attempt < 5; attempt++) {
     wire::Request req = KeyRequest(wire::Op::kGet, ns, key);
     auto target = std::make_shared<Buffer>(std::move(*out));  // quarantined if we time out
-    if (target->valid() && target->capacity() > conn_->max_inline()) {
+    if (target->valid() && target->capacity() > Pick()->max_inline()) {
       const MemoryRegion& mr = BufferPool::RegionOf(*target);
       req.h.flags = wire::kFlagRma;
       req.rma = {mr.RmaAddr(target->data()), mr.key(), target->capacity()};
@@ -246,7 +246,7 @@ StatusOr<ObjectMeta> ClientImpl::ListRecords(const std::string& ns, const std::s
     RPMP_RETURN_IF_ERROR(Call(req, &result, Repeat::kRead, nullptr, min_retry_for));
     const wire::Response& resp = result->resp;
     if (filtered && (!(resp.h.flags & wire::kFlagTagFilter) || (resp.more && resp.next_start <= start)))
-      return Status::Internal("rpmp-server at " + conn_->server() + " answered a filtered get_meta "
+      return Status::Internal("rpmp-server at " + Pick()->server() + " answered a filtered get_meta "
                               "without the filter's paging (an older server?)");
     meta.total_length = resp.total_length;
     for (size_t i = 0; i < resp.records.size(); i++) {
@@ -261,7 +261,7 @@ StatusOr<ObjectMeta> ClientImpl::ListRecords(const std::string& ns, const std::s
 
 Status ClientImpl::ReadRecord(const RecordRef& r, Buffer* dst, size_t dst_offset) {
   auto result = std::make_shared<CallResult>();
-  Connection::PollingScope polling(conn_.get(), options_.poll_for.count() > 0);
+  Connection::PollingScope polling(Pick(), options_.poll_for.count() > 0);
   polling.Begin();  // a one-sided read takes no call slot: nothing to wait for first
   ReadRecordAsync(r, dst, dst_offset, [result](Status st) {
     result->status = std::move(st);

@@ -1,10 +1,13 @@
-// ClientImpl: the Client of rpmp/client.h over one Connection. Builds requests,
+// ClientImpl: the Client of rpmp/client.h over one Connection per server data shard
+// (docs/sharding.md; one when the server has one shard): each calling thread keeps to
+// one of them, so one thread's calls stay in order. Builds requests,
 // chooses inline or RMA transfer, verifies checksums, and turns responses into
 // results. Internal to client-cpp (callers use rpmp::Client).
 #pragma once
 
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "client-cpp/src/call_latch.h"
 #include "client-cpp/src/connection.h"
@@ -24,8 +27,14 @@ struct CallResult {
 
 class ClientImpl : public Client {
  public:
-  ClientImpl(std::unique_ptr<Connection> conn, const ClientOptions& options)
-      : conn_(std::move(conn)), options_(options) {}
+  ClientImpl(std::unique_ptr<Connection> conn, std::vector<std::unique_ptr<Connection>> shards,
+             const ClientOptions& options)
+      : conn_(std::move(conn)), shards_(std::move(shards)), options_(options) {}
+  // Opens the connections to the data shards the primary's HELLO named (up to
+  // options.connections; see ClientOptions). A shard that cannot be reached is left out
+  // (logged): its share of the calls goes to the others.
+  static std::vector<std::unique_ptr<Connection>> OpenShards(Connection* primary,
+                                                             const ClientOptions& options);
 
   StatusOr<Buffer> AllocBuffer(size_t size) override;
   Status Put(const std::string& ns, const std::string& key, const void* data, size_t len,
@@ -67,7 +76,7 @@ class ClientImpl : public Client {
   void WriteAsyncWithId(bool put, const std::string& ns, const std::string& key,
                         const Buffer& buf, uint64_t tag, WriteId id, Callback done);
   uint64_t writer() const { return ids_.writer(); }
-  Connection::SessionCounts session_counts() const { return conn_->session_counts(); }
+  Connection::SessionCounts session_counts() const;
 
   // Which failed calls may be sent again (the retry rule, see Call).
   enum class Repeat {
@@ -121,7 +130,11 @@ class ClientImpl : public Client {
   // `polling` (taken before the submission) and sleeps.
   void Await(CallLatch& done, Connection::PollingScope* polling);
 
-  std::unique_ptr<Connection> conn_;
+  // The calling thread's connection: conn_ or one of shards_, by a per-thread index.
+  Connection* Pick() const;
+
+  std::unique_ptr<Connection> conn_;  // to the address given (data shard 0)
+  std::vector<std::unique_ptr<Connection>> shards_;  // to shards 1.. (closed before conn_)
   ClientOptions options_;
   WriteIdMinter ids_;
   HelperThreads helpers_;  // last: waited for before conn_ goes

@@ -1,10 +1,13 @@
 // Raw-memory calls of ClientImpl, GlobalAddress text form, and Client::Connect.
+#include <algorithm>
+#include <atomic>
 #include <cinttypes>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 
 #include "client-cpp/src/client_impl.h"
+#include "common/log.h"
 
 namespace rpmp {
 
@@ -35,14 +38,61 @@ StatusOr<std::unique_ptr<Client>> Client::Connect(const std::string& server,
       o.poll_for = std::chrono::microseconds(us);
     }
   }
+  if (o.connections == 0) {
+    if (const char* env = std::getenv("RPMP_CLIENT_CONNECTIONS"); env != nullptr && *env != '\0') {
+      char* end = nullptr;
+      long n = std::strtol(env, &end, 10);
+      if (*end != '\0' || n < 1 || n > static_cast<long>(wire::kMaxShards))
+        return Status::InvalidArgument(std::string("RPMP_CLIENT_CONNECTIONS must be a number from 1 to ") +
+                                       std::to_string(wire::kMaxShards) + ", not '" + env + "'");
+      o.connections = static_cast<uint32_t>(n);
+    }
+  }
   RPMP_ASSIGN_OR_RETURN(std::unique_ptr<Connection> conn, Connection::Open(server, o));
-  return std::unique_ptr<Client>(new ClientImpl(std::move(conn), o));
+  std::vector<std::unique_ptr<Connection>> shards = ClientImpl::OpenShards(conn.get(), o);
+  return std::unique_ptr<Client>(new ClientImpl(std::move(conn), std::move(shards), o));
+}
+
+std::vector<std::unique_ptr<Connection>> ClientImpl::OpenShards(Connection* primary,
+                                                                const ClientOptions& options) {
+  std::vector<std::unique_ptr<Connection>> out;
+  const std::vector<std::string>& addresses = primary->shard_addresses();
+  size_t want = options.connections == 0 ? std::min<size_t>(addresses.size(), 4) : options.connections;
+  for (size_t i = 1; i < want && i < addresses.size(); i++) {
+    StatusOr<std::unique_ptr<Connection>> c = Connection::OpenShard(primary, addresses[i], i);
+    if (!c.ok()) {
+      RPMP_LOG_WARN("rpmp-server at %s: data shard %zu not used: %s", primary->server().c_str(), i,
+                    c.status().ToString().c_str());
+      continue;
+    }
+    out.push_back(std::move(c).value());
+  }
+  return out;
+}
+
+Connection* ClientImpl::Pick() const {
+  if (shards_.empty()) return conn_.get();
+  static std::atomic<uint32_t> next_thread{0};
+  thread_local uint32_t mine = next_thread.fetch_add(1, std::memory_order_relaxed);
+  size_t i = mine % (shards_.size() + 1);
+  return i == 0 ? conn_.get() : shards_[i - 1].get();
+}
+
+Connection::SessionCounts ClientImpl::session_counts() const {
+  Connection::SessionCounts sum = conn_->session_counts();
+  for (const std::unique_ptr<Connection>& c : shards_) {
+    Connection::SessionCounts one = c->session_counts();
+    sum.opened += one.opened;
+    sum.reestablished += one.reestablished;
+    sum.refused += one.refused;
+  }
+  return sum;
 }
 
 Status ClientImpl::CheckNode(const GlobalAddress& addr) const {
-  if (addr.node_id != conn_->node_id())
+  if (addr.node_id != Pick()->node_id())
     return Status::InvalidArgument("address " + addr.ToString() + " belongs to another node than " +
-                                   conn_->server() + " (" + GlobalAddress{conn_->node_id(), 0, 0}.ToString() + ")");
+                                   Pick()->server() + " (" + GlobalAddress{Pick()->node_id(), 0, 0}.ToString() + ")");
   return Status::Ok();
 }
 
@@ -53,7 +103,7 @@ StatusOr<GlobalAddress> ClientImpl::Alloc(uint64_t size) {
   req.length = size;
   std::shared_ptr<CallResult> r;
   RPMP_RETURN_IF_ERROR(Call(req, &r, Repeat::kIfNotSent));
-  return GlobalAddress{conn_->node_id(), r->resp.pool, r->resp.offset};
+  return GlobalAddress{Pick()->node_id(), r->resp.pool, r->resp.offset};
 }
 
 Status ClientImpl::Free(const GlobalAddress& addr) {
@@ -86,7 +136,7 @@ Status ClientImpl::Read(const GlobalAddress& addr, void* dst, size_t len) {
   req.offset = addr.offset;
   req.length = len;
   std::shared_ptr<Buffer> staged;
-  if (len > conn_->max_inline()) {
+  if (len > Pick()->max_inline()) {
     RPMP_ASSIGN_OR_RETURN(Buffer b, AllocBuffer(len));
     staged = std::make_shared<Buffer>(std::move(b));
     const MemoryRegion& mr = BufferPool::RegionOf(*staged);

@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cstring>
 #include <future>
 
 #include "common/log.h"
@@ -89,6 +90,38 @@ StatusOr<std::unique_ptr<Connection>> Connection::OpenOn(const std::string& serv
   return c;
 }
 
+StatusOr<std::unique_ptr<Connection>> Connection::OpenShard(Connection* primary,
+                                                            const std::string& shard_address,
+                                                            uint32_t shard) {
+  std::unique_ptr<Connection> c(
+      new Connection(primary->server_ + " (data shard " + std::to_string(shard) + ")", primary->options_));
+  // The shard's host and port, for PeerIsGone's probe.
+  sockaddr_storage ss{};
+  if (shard_address.size() > sizeof(ss)) return Status::InvalidArgument("shard address too long");
+  std::memcpy(&ss, shard_address.data(), shard_address.size());
+  char host[INET6_ADDRSTRLEN] = {0}, port[16] = {0};
+  if (getnameinfo(reinterpret_cast<sockaddr*>(&ss), static_cast<socklen_t>(shard_address.size()), host,
+                  sizeof(host), port, sizeof(port), NI_NUMERICHOST | NI_NUMERICSERV) != 0)
+    return Status::InvalidArgument("data shard address is not a socket address");
+  c->peer_host_ = HostPort{host, port};
+  c->is_shard_ = true;
+  RPMP_ASSIGN_OR_RETURN(c->fabric_, primary->fabric_->OpenSibling(0));
+  RPMP_ASSIGN_OR_RETURN(c->peer_, c->fabric_->InsertPeer(shard_address));
+  c->pool_ = primary->pool_;
+  RPMP_RETURN_IF_ERROR(c->SetupFrames());
+  c->progress_ = std::thread([p = c.get()] {
+    NameThisThread("rpmp-progress");
+    p->ProgressLoop();
+  });
+  Status st;
+  {
+    std::lock_guard<std::mutex> lock(c->hello_mu_);
+    st = c->Hello();
+  }
+  if (!st.ok()) return st.Annotate("cannot reach data shard " + std::to_string(shard));
+  return c;
+}
+
 bool Connection::PeerIsGone() const {
   return fabric_->traits().tcp_listener &&
          PeerRefusesConnections(peer_host_.host, peer_host_.port, std::chrono::milliseconds(200));
@@ -102,7 +135,11 @@ Status Connection::Setup() {
   fo.node = LocalAddressToward(hp);
   RPMP_ASSIGN_OR_RETURN(fabric_, Fabric::Open(fo));
   RPMP_ASSIGN_OR_RETURN(peer_, fabric_->InsertPeer(hp.host, hp.port));
-  pool_ = std::make_unique<BufferPool>(fabric_.get(), options_.buffer_cache_bytes);
+  pool_ = std::make_shared<BufferPool>(fabric_.get(), options_.buffer_cache_bytes);
+  return SetupFrames();
+}
+
+Status Connection::SetupFrames() {
   size_t ncalls = options_.max_inflight == 0 ? 1 : options_.max_inflight;
   window_ = ncalls;
   size_t nrecv = ncalls + 8;

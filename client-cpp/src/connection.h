@@ -37,6 +37,16 @@ class Connection {
   // Opens a session over exactly options.provider ("auto" resolved here).
   static StatusOr<std::unique_ptr<Connection>> OpenOn(const std::string& server,
                                                       const ClientOptions& options);
+  // A connection to `primary`'s server's data shard at fabric address `shard_address`
+  // (from shard_addresses()), on a sibling endpoint of primary's: it shares primary's
+  // buffer pool and memory registrations, and has a session of its own. `primary` must
+  // outlive it.
+  static StatusOr<std::unique_ptr<Connection>> OpenShard(Connection* primary,
+                                                         const std::string& shard_address,
+                                                         uint32_t shard);
+  // The fabric addresses of the server's data shards as its first HELLO named them
+  // (shard 0 first); empty when the server has one or predates shards.
+  const std::vector<std::string>& shard_addresses() const { return shard_addresses_; }
   ~Connection();
 
   class PollingScope;  // below
@@ -117,6 +127,8 @@ class Connection {
   struct ReadOp;
   Connection(const std::string& server, const ClientOptions& options);
   Status Setup();
+  // Frames, call slots and receives on fabric_ (Setup, OpenShard).
+  Status SetupFrames();
   Status Hello();
   // BYE for the current session, waiting at most a second for the answer (hello_mu_ held
   // or the destructor): the server frees it instead of keeping it until it expires.
@@ -143,7 +155,9 @@ class Connection {
   std::string server_;
   ClientOptions options_;
   std::unique_ptr<Fabric> fabric_;
-  std::unique_ptr<BufferPool> pool_;
+  std::shared_ptr<BufferPool> pool_;  // shared with the shard connections (OpenShard)
+  std::vector<std::string> shard_addresses_;  // set by the first HELLO only
+  bool is_shard_ = false;                     // opened by OpenShard
   PeerAddr peer_ = 0;
   HostPort peer_host_;
   std::chrono::steady_clock::time_point last_probe_{};  // progress thread only

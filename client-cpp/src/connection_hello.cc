@@ -58,6 +58,9 @@ Status Connection::Hello() {  // hello_mu_ held
   wire::Request req;
   req.h.op = wire::Op::kHello;
   req.h.flags = wire::kFlagAuth;
+  // The first HELLO of a client's first connection asks for the data shards.
+  bool ask_shards = options_.connections != 1 && opened_.load() == 0 && !is_shard_;
+  if (ask_shards) req.h.flags |= wire::kFlagShards;
   req.fabric_address = address;
   req.client_name = options_.name;
   req.client_nonce = client_nonce;
@@ -82,6 +85,7 @@ Status Connection::Hello() {  // hello_mu_ held
                       " does not authenticate clients, but a cluster secret is configured: "
                       "refusing it (give the server auth_secret_file)");
   }
+  if (ask_shards && (r.h.flags & wire::kFlagShards)) shard_addresses_ = r.shard_addresses;
   node_id_ = r.node_id;
   server_provider_ = r.provider;
   max_inline_ = r.max_inline;

@@ -38,13 +38,14 @@ Status KeyNotFound(const std::string& ns, const std::string& key) {
 }  // namespace
 
 LogStore::NamespacePtr LogStore::FindNamespace(const std::string& name) {
-  std::lock_guard<std::mutex> lock(ns_map_mu_);
+  std::shared_lock<std::shared_mutex> lock(ns_map_mu_);
   auto it = namespaces_.find(name);
   return it == namespaces_.end() ? nullptr : it->second;
 }
 
 LogStore::NamespacePtr LogStore::FindOrCreateNamespace(const std::string& name) {
-  std::lock_guard<std::mutex> lock(ns_map_mu_);
+  if (NamespacePtr ns = FindNamespace(name)) return ns;  // the common case: shared
+  std::lock_guard<std::shared_mutex> lock(ns_map_mu_);
   NamespacePtr& ns = namespaces_[name];
   if (ns == nullptr) ns = std::make_shared<Namespace>(name);
   return ns;
@@ -374,7 +375,7 @@ Status LogStore::DeleteNamespace(const std::string& ns_name) {
   RPMP_RETURN_IF_ERROR(ValidateNamespace(ns_name));
   // Held throughout so no namespace of the same name is born while the deletion
   // intent is recorded (recovery would delete its segments too).
-  std::lock_guard<std::mutex> map_lock(ns_map_mu_);
+  std::lock_guard<std::shared_mutex> map_lock(ns_map_mu_);
   auto it = namespaces_.find(ns_name);
   if (it == namespaces_.end()) return Status::NotFound("namespace '" + ns_name + "'");
   NamespacePtr ns = it->second;

@@ -10,6 +10,7 @@
 #pragma once
 
 #include <atomic>
+#include <shared_mutex>
 #include <chrono>
 #include <map>
 #include <memory>
@@ -258,7 +259,9 @@ class LogStore : public Store {
   std::atomic<uint64_t> global_seq_{0};
   std::atomic<uint64_t> segment_seq_{0};
 
-  std::mutex ns_map_mu_;
+  // A reader lock: the request path (every shard) only looks namespaces up; creating
+  // and deleting one take it exclusively (docs/sharding.md).
+  std::shared_mutex ns_map_mu_;
   std::map<std::string, NamespacePtr> namespaces_;
   std::mutex alloc_mu_;
   std::mt19937_64 rng_;   // segment epochs (guarded by alloc_mu_)

@@ -225,7 +225,7 @@ StatusOr<uint64_t> LogStore::Compact(const CompactOptions& options) {
   SweepGraveyard();
   std::vector<NamespacePtr> all;
   {
-    std::lock_guard<std::mutex> lock(ns_map_mu_);
+    std::shared_lock<std::shared_mutex> lock(ns_map_mu_);
     for (auto& [name, ns] : namespaces_) all.push_back(ns);
   }
   uint64_t moved = 0;

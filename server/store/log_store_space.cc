@@ -315,7 +315,7 @@ StoreStats LogStore::Stats() {
   }
   std::vector<NamespacePtr> all;
   {
-    std::lock_guard<std::mutex> lock(ns_map_mu_);
+    std::shared_lock<std::shared_mutex> lock(ns_map_mu_);
     for (auto& [name, ns] : namespaces_) all.push_back(ns);
   }
   for (auto& ns : all) {
@@ -346,7 +346,7 @@ std::vector<NamespaceUsage> LogStore::NamespaceBytes(const std::vector<std::stri
   };
   std::vector<std::pair<std::string, NamespacePtr>> matched;
   {
-    std::lock_guard<std::mutex> lock(ns_map_mu_);
+    std::shared_lock<std::shared_mutex> lock(ns_map_mu_);
     for (auto& [name, ns] : namespaces_) {
       if (covered(name)) matched.emplace_back(name, ns);
     }
@@ -368,7 +368,7 @@ Status LogStore::SetSegmentRegistrar(SegmentRegistrar* registrar) {
   if (registrar == nullptr) return Status::Ok();
   std::vector<NamespacePtr> all;
   {
-    std::lock_guard<std::mutex> lock(ns_map_mu_);
+    std::shared_lock<std::shared_mutex> lock(ns_map_mu_);
     for (auto& [name, ns] : namespaces_) all.push_back(ns);
   }
   for (const NamespacePtr& ns : all) {

@@ -48,6 +48,11 @@ struct ClientOptions {
   // latency-critical callers (it keeps a core busy while waiting). 0: sleep at once,
   // unless $RPMP_CLIENT_POLL_US sets a value (docs/benchmarks.md, key-value section).
   std::chrono::microseconds poll_for{0};
+  // Connections to the server's data shards (docs/sharding.md): the first goes to the
+  // address given, the others to shards 1, 2, ... as the server's HELLO names them;
+  // each calling thread keeps to one of them, so its calls stay in order. 0: one per
+  // shard, at most 4, unless $RPMP_CLIENT_CONNECTIONS sets a number; 1: one connection.
+  uint32_t connections = 0;
 };
 
 // Where raw memory lives: stable across server restarts.
