@@ -107,11 +107,11 @@ class ClusterClient : public Client, public ClusterControl {
   Client* CachedServerOfNode(uint64_t node_id);
   // True when buf is registered memory of c (allocated through this client from c).
   bool Owns(Client* c, const Buffer& buf);
-  void WriteAsync(bool append, const std::string& ns, const std::string& key, const Buffer& buf,
+  void WriteAsync(WriteKind kind, const std::string& ns, const std::string& key, const Buffer& buf,
                   uint64_t tag, Callback done);
-  // A put (put=true) or append with write id `id` on the namespace's primary, retried
-  // through failovers with the same id (cluster_client.cc).
-  Status WriteOnPrimary(bool put, const std::string& ns, const std::string& key, const void* data,
+  // A put or append with write id `id` on the namespace's primary, retried through
+  // failovers with the same id (cluster_client.cc).
+  Status WriteOnPrimary(WriteKind kind, const std::string& ns, const std::string& key, const void* data,
                         size_t len, uint64_t tag, WriteId id);
 
   const std::vector<std::string> proxies_;

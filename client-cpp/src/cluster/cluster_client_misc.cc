@@ -335,7 +335,7 @@ bool ClusterClient::Owns(Client* c, const Buffer& buf) {
   return it != pool_owner_.end() && it->second == c;
 }
 
-void ClusterClient::WriteAsync(bool append, const std::string& ns, const std::string& key,
+void ClusterClient::WriteAsync(WriteKind kind, const std::string& ns, const std::string& key,
                                const Buffer& buf, uint64_t tag, Callback done) {
   // The caller keeps buf's memory until done (the zero-copy contract of the async forms);
   // nothing here keeps a reference to the Buffer object itself.
@@ -344,8 +344,8 @@ void ClusterClient::WriteAsync(bool append, const std::string& ns, const std::st
   const char* data = buf.data();
   size_t len = buf.size();
   WriteId id = ids_.Next();
-  auto blocking = [this, append, ns, key, data, len, tag, id, done] {
-    done(WriteOnPrimary(!append, ns, key, data, len, tag, id));
+  auto blocking = [this, kind, ns, key, data, len, tag, id, done] {
+    done(WriteOnPrimary(kind, ns, key, data, len, tag, id));
   };
   Client* c = CachedPrimary(ns);
   if (c == nullptr) return RunAsync(blocking);  // placement unknown: resolve off this thread
@@ -357,7 +357,7 @@ void ClusterClient::WriteAsync(bool append, const std::string& ns, const std::st
     RunAsync(blocking);
   };
   if (Owns(c, buf) || !buf.valid()) {
-    return static_cast<ClientImpl*>(c)->WriteAsyncWithId(!append, ns, key, buf, tag, id, finish);
+    return static_cast<ClientImpl*>(c)->WriteAsyncWithId(kind, ns, key, buf, tag, id, finish);
   }
   // buf is registered with another server's connection: one copy into the primary's
   // memory, owned by the callback until the call completes.
@@ -368,17 +368,17 @@ void ClusterClient::WriteAsync(bool append, const std::string& ns, const std::st
   b->set_size(len);
   auto owned = std::make_shared<Buffer>(std::move(b).value());
   auto keep = [owned, finish](Status st) { finish(st); };
-  static_cast<ClientImpl*>(c)->WriteAsyncWithId(!append, ns, key, *owned, tag, id, keep);
+  static_cast<ClientImpl*>(c)->WriteAsyncWithId(kind, ns, key, *owned, tag, id, keep);
 }
 
 void ClusterClient::PutAsync(const std::string& ns, const std::string& key, const Buffer& buf, uint64_t tag,
                              Callback done) {
-  WriteAsync(false, ns, key, buf, tag, std::move(done));
+  WriteAsync(WriteKind::kPut, ns, key, buf, tag, std::move(done));
 }
 
 void ClusterClient::AppendAsync(const std::string& ns, const std::string& key, const Buffer& buf, uint64_t tag,
                                 Callback done) {
-  WriteAsync(true, ns, key, buf, tag, std::move(done));
+  WriteAsync(WriteKind::kAppend, ns, key, buf, tag, std::move(done));
 }
 
 void ClusterClient::GetAsync(const std::string& ns, const std::string& key, Buffer* out, Callback done) {

@@ -61,6 +61,12 @@ char* DirectRange(JNIEnv* env, jobject byte_buffer, jlong offset) {
 // Waits for a zero-copy async call; used by the blocking zero-copy forms.
 rpmp::Status Await(std::future<rpmp::Status> f) { return f.get(); }
 
+// The write a Java WriteKind code names (WriteKind.code: 1 put, 2 append).
+rpmp::WriteKind Kind(jint code) {
+  return code == static_cast<jint>(rpmp::WriteKind::kPut) ? rpmp::WriteKind::kPut
+                                                          : rpmp::WriteKind::kAppend;
+}
+
 }  // namespace
 
 extern "C" {
@@ -164,19 +170,20 @@ JNIEXPORT jlong JNICALL Java_io_rpmp_client_RpmpClient_nativeAllocBufferForRead(
 // --- put / append ------------------------------------------------------------------
 
 JNIEXPORT void JNICALL Java_io_rpmp_client_RpmpClient_nativeWriteBuffer(
-    JNIEnv* env, jclass, jlong h, jboolean append, jbyteArray ns, jbyteArray key, jlong buf,
+    JNIEnv* env, jclass, jlong h, jint kind, jbyteArray ns, jbyteArray key, jlong buf,
     jlong size, jlong tag) {
   RPMP_JNI_TRY
   B(buf)->set_size(static_cast<size_t>(size));
   std::string n = ToString(env, ns), k = ToString(env, key);
   auto t = static_cast<uint64_t>(tag);
-  ThrowIfError(env, Await(append ? C(h)->AppendFuture(n, k, *B(buf), t)
-                                 : C(h)->PutFuture(n, k, *B(buf), t)));
+  ThrowIfError(env, Await(Kind(kind) == rpmp::WriteKind::kAppend
+                              ? C(h)->AppendFuture(n, k, *B(buf), t)
+                              : C(h)->PutFuture(n, k, *B(buf), t)));
   RPMP_JNI_CATCH(env, )
 }
 
 JNIEXPORT void JNICALL Java_io_rpmp_client_RpmpClient_nativeWriteDirect(
-    JNIEnv* env, jclass, jlong h, jboolean append, jbyteArray ns, jbyteArray key,
+    JNIEnv* env, jclass, jlong h, jint kind, jbyteArray ns, jbyteArray key,
     jobject byte_buffer, jlong offset, jlong len, jlong tag) {
   RPMP_JNI_TRY
   char* data = DirectRange(env, byte_buffer, offset);
@@ -184,18 +191,19 @@ JNIEXPORT void JNICALL Java_io_rpmp_client_RpmpClient_nativeWriteDirect(
   std::string n = ToString(env, ns), k = ToString(env, key);
   auto t = static_cast<uint64_t>(tag);
   auto l = static_cast<size_t>(len);
-  ThrowIfError(env, append ? C(h)->Append(n, k, data, l, t) : C(h)->Put(n, k, data, l, t));
+  ThrowIfError(env, Kind(kind) == rpmp::WriteKind::kAppend ? C(h)->Append(n, k, data, l, t)
+                                                           : C(h)->Put(n, k, data, l, t));
   RPMP_JNI_CATCH(env, )
 }
 
 JNIEXPORT void JNICALL Java_io_rpmp_client_RpmpClient_nativeWriteBufferAsync(
-    JNIEnv* env, jclass, jlong h, jboolean append, jbyteArray ns, jbyteArray key, jlong buf,
+    JNIEnv* env, jclass, jlong h, jint kind, jbyteArray ns, jbyteArray key, jlong buf,
     jlong size, jlong tag, jobject result) {
   RPMP_JNI_TRY
   B(buf)->set_size(static_cast<size_t>(size));
   std::string n = ToString(env, ns), k = ToString(env, key);
   auto done = rpmp_jni::CompleteJava(env, result);
-  if (append) {
+  if (Kind(kind) == rpmp::WriteKind::kAppend) {
     C(h)->AppendAsync(n, k, *B(buf), static_cast<uint64_t>(tag), std::move(done));
   } else {
     C(h)->PutAsync(n, k, *B(buf), static_cast<uint64_t>(tag), std::move(done));

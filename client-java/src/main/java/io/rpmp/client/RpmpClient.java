@@ -202,94 +202,94 @@ public final class RpmpClient implements AutoCloseable {
 
   /** Replaces (ns, key) with buf's first size() bytes, without copying them. */
   public void put(String ns, String key, RpmpBuffer buf, long tag) throws RpmpException {
-    writeBuffer(false, ns, key, buf, tag);
+    writeBuffer(WriteKind.PUT, ns, key, buf, tag);
   }
 
   public void put(String ns, String key, RpmpBuffer buf) throws RpmpException {
-    writeBuffer(false, ns, key, buf, 0);
+    writeBuffer(WriteKind.PUT, ns, key, buf, 0);
   }
 
   /** Replaces (ns, key) with data's remaining bytes (position unchanged); copies them. */
   public void put(String ns, String key, ByteBuffer data, long tag) throws RpmpException {
-    writeByteBuffer(false, ns, key, data, tag);
+    writeByteBuffer(WriteKind.PUT, ns, key, data, tag);
   }
 
   public void put(String ns, String key, ByteBuffer data) throws RpmpException {
-    writeByteBuffer(false, ns, key, data, 0);
+    writeByteBuffer(WriteKind.PUT, ns, key, data, 0);
   }
 
   public void put(String ns, String key, byte[] data) throws RpmpException {
-    writeByteBuffer(false, ns, key, ByteBuffer.wrap(data), 0);
+    writeByteBuffer(WriteKind.PUT, ns, key, ByteBuffer.wrap(data), 0);
   }
 
   /** Adds buf's first size() bytes as one record tagged {@code tag}, without copying. */
   public void append(String ns, String key, RpmpBuffer buf, long tag) throws RpmpException {
-    writeBuffer(true, ns, key, buf, tag);
+    writeBuffer(WriteKind.APPEND, ns, key, buf, tag);
   }
 
   /** Adds data's remaining bytes (position unchanged) as one record; copies them. */
   public void append(String ns, String key, ByteBuffer data, long tag) throws RpmpException {
-    writeByteBuffer(true, ns, key, data, tag);
+    writeByteBuffer(WriteKind.APPEND, ns, key, data, tag);
   }
 
   public void append(String ns, String key, byte[] data, long tag) throws RpmpException {
-    writeByteBuffer(true, ns, key, ByteBuffer.wrap(data), tag);
+    writeByteBuffer(WriteKind.APPEND, ns, key, ByteBuffer.wrap(data), tag);
   }
 
   /** Zero-copy put; buf must stay untouched (and open) until the future completes. */
   public CompletableFuture<Void> putAsync(String ns, String key, RpmpBuffer buf, long tag) {
-    return writeBufferAsync(false, ns, key, buf, tag, null);
+    return writeBufferAsync(WriteKind.PUT, ns, key, buf, tag, null);
   }
 
   /** Zero-copy append; buf must stay untouched (and open) until the future completes. */
   public CompletableFuture<Void> appendAsync(String ns, String key, RpmpBuffer buf, long tag) {
-    return writeBufferAsync(true, ns, key, buf, tag, null);
+    return writeBufferAsync(WriteKind.APPEND, ns, key, buf, tag, null);
   }
 
   /** Copying put: data may be reused as soon as this returns. */
   public CompletableFuture<Void> putAsync(String ns, String key, ByteBuffer data, long tag) {
-    return copyThenWriteAsync(false, ns, key, data, tag);
+    return copyThenWriteAsync(WriteKind.PUT, ns, key, data, tag);
   }
 
   /** Copying append: data may be reused as soon as this returns. */
   public CompletableFuture<Void> appendAsync(String ns, String key, ByteBuffer data, long tag) {
-    return copyThenWriteAsync(true, ns, key, data, tag);
+    return copyThenWriteAsync(WriteKind.APPEND, ns, key, data, tag);
   }
 
-  private void writeBuffer(boolean append, String ns, String key, RpmpBuffer buf, long tag)
+  private void writeBuffer(WriteKind kind, String ns, String key, RpmpBuffer buf, long tag)
       throws RpmpException {
     long h = enter();
     try {
-      nativeWriteBuffer(h, append, utf8(ns), utf8(key), buf.handle(), buf.size(), tag);
+      nativeWriteBuffer(h, kind.code, utf8(ns), utf8(key), buf.handle(), buf.size(), tag);
     } finally {
       exit();
     }
   }
 
-  private void writeByteBuffer(boolean append, String ns, String key, ByteBuffer data, long tag)
+  private void writeByteBuffer(WriteKind kind, String ns, String key, ByteBuffer data, long tag)
       throws RpmpException {
     if (data.isDirect()) {
       long h = enter();
       try {
         nativeWriteDirect(
-            h, append, utf8(ns), utf8(key), data, data.position(), data.remaining(), tag);
+            h, kind.code, utf8(ns), utf8(key), data, data.position(), data.remaining(), tag);
       } finally {
         exit();
       }
       return;
     }
     try (RpmpBuffer copy = copyToBufferForWrite(ns, data)) {
-      writeBuffer(append, ns, key, copy, tag);
+      writeBuffer(kind, ns, key, copy, tag);
     }
   }
 
   private CompletableFuture<Void> writeBufferAsync(
-      boolean append, String ns, String key, RpmpBuffer buf, long tag, Runnable cleanup) {
+      WriteKind kind, String ns, String key, RpmpBuffer buf, long tag, Runnable cleanup) {
     AsyncResult<Void> result = newResult(() -> null, cleanup);
     long h = enter();
     try {
       nativeWriteBufferAsync(
-          h, append, utf8(ns), utf8(key), buf.handle(), buf.size(), tag, result);
+          h, kind.code, utf8(ns), utf8(key), buf.handle(), buf.size(), tag, result);
     } catch (Throwable t) {
       failStarted(result, t);
     } finally {
@@ -299,14 +299,14 @@ public final class RpmpClient implements AutoCloseable {
   }
 
   private CompletableFuture<Void> copyThenWriteAsync(
-      boolean append, String ns, String key, ByteBuffer data, long tag) {
+      WriteKind kind, String ns, String key, ByteBuffer data, long tag) {
     RpmpBuffer copy;
     try {
       copy = copyToBufferForWrite(ns, data);
     } catch (RpmpException e) {
       return CompletableFuture.failedFuture(e);
     }
-    return writeBufferAsync(append, ns, key, copy, tag, copy::close);
+    return writeBufferAsync(kind, ns, key, copy, tag, copy::close);
   }
 
   // --- get / meta / records -------------------------------------------------------------
@@ -813,15 +813,15 @@ public final class RpmpClient implements AutoCloseable {
       throws RpmpException;
 
   private static native void nativeWriteBuffer(
-      long h, boolean append, byte[] ns, byte[] key, long buf, long size, long tag)
+      long h, int kind, byte[] ns, byte[] key, long buf, long size, long tag)
       throws RpmpException;
 
   private static native void nativeWriteDirect(
-      long h, boolean append, byte[] ns, byte[] key, ByteBuffer data, long offset, long len,
+      long h, int kind, byte[] ns, byte[] key, ByteBuffer data, long offset, long len,
       long tag) throws RpmpException;
 
   private static native void nativeWriteBufferAsync(
-      long h, boolean append, byte[] ns, byte[] key, long buf, long size, long tag,
+      long h, int kind, byte[] ns, byte[] key, long buf, long size, long tag,
       AsyncResult<?> result);
 
   private static native long nativeGet(long h, byte[] ns, byte[] key, long buf)
