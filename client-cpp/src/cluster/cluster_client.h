@@ -4,8 +4,11 @@
 // ClientImpl per server endpoint, kept for the client's lifetime (they re-open their
 // session by themselves when a server restarts).
 //
-// Key-value calls: cluster_client.cc. Raw memory, stats, async forms, connect:
-// cluster_client_misc.cc. Internal to client-cpp. Thread-safe.
+// Files: cluster_client.cc (placement cache, routing with failover, key-value calls),
+// cluster_client_connect.cc (construction), cluster_client_admin.cc (namespace admin),
+// cluster_client_nodes.cc (servers of nodes, their buffers), cluster_client_raw.cc (raw
+// memory), cluster_client_stats.cc (counters, stats), cluster_client_async.cc
+// (asynchronous forms). Internal to client-cpp. Thread-safe.
 #pragma once
 
 #include <condition_variable>
@@ -101,8 +104,8 @@ class ClusterClient : public Client, public ClusterControl {
   void CountFailoverRetry();
   void RunAsync(std::function<void()> job);
   void ExecutorLoop();
-  // Asynchronous forms (cluster_client_misc.cc): the connected server-direct client of a
-  // cached placement's primary / of a node seen before, else nullptr (never blocks).
+  // The connected server-direct client of a cached placement's primary / of a node seen
+  // before, else nullptr (never blocks; for the asynchronous forms).
   Client* CachedPrimary(const std::string& ns);
   Client* CachedServerOfNode(uint64_t node_id);
   // True when buf is registered memory of c (allocated through this client from c).
