@@ -14,6 +14,17 @@ rpmp::GlobalAddress Address(jlong node, jint pool, jlong offset) {
   a.offset = static_cast<uint64_t>(offset);
   return a;
 }
+
+// Write or Read (`io`) between pool memory and a direct ByteBuffer's bytes; throws its error.
+template <typename Io>
+void Transfer(JNIEnv* env, jlong node, jint pool, jlong offset, jobject byte_buffer,
+              jlong buffer_offset, jlong len, Io io) {
+  RPMP_JNI_TRY
+  char* data = DirectRange(env, byte_buffer, buffer_offset);
+  if (data != nullptr) ThrowIfError(env, io(Address(node, pool, offset), data, static_cast<size_t>(len)));
+  RPMP_JNI_CATCH(env, )
+}
+
 }  // namespace
 
 extern "C" {
@@ -41,21 +52,15 @@ JNIEXPORT void JNICALL Java_io_rpmp_client_RpmpRawMemory_nativeFree(JNIEnv* env,
 JNIEXPORT void JNICALL Java_io_rpmp_client_RpmpRawMemory_nativeWrite(
     JNIEnv* env, jclass, jlong h, jlong node, jint pool, jlong offset, jobject byte_buffer,
     jlong buffer_offset, jlong len) {
-  RPMP_JNI_TRY
-  char* data = DirectRange(env, byte_buffer, buffer_offset);
-  if (data == nullptr) return;
-  ThrowIfError(env, C(h)->Write(Address(node, pool, offset), data, static_cast<size_t>(len)));
-  RPMP_JNI_CATCH(env, )
+  Transfer(env, node, pool, offset, byte_buffer, buffer_offset, len,
+           [h](const rpmp::GlobalAddress& a, char* d, size_t n) { return C(h)->Write(a, d, n); });
 }
 
 JNIEXPORT void JNICALL Java_io_rpmp_client_RpmpRawMemory_nativeRead(
     JNIEnv* env, jclass, jlong h, jlong node, jint pool, jlong offset, jobject byte_buffer,
     jlong buffer_offset, jlong len) {
-  RPMP_JNI_TRY
-  char* data = DirectRange(env, byte_buffer, buffer_offset);
-  if (data == nullptr) return;
-  ThrowIfError(env, C(h)->Read(Address(node, pool, offset), data, static_cast<size_t>(len)));
-  RPMP_JNI_CATCH(env, )
+  Transfer(env, node, pool, offset, byte_buffer, buffer_offset, len,
+           [h](const rpmp::GlobalAddress& a, char* d, size_t n) { return C(h)->Read(a, d, n); });
 }
 
 }  // extern "C"
