@@ -29,17 +29,22 @@ final class HeapSink(initial: Int) extends ChunkSink {
   def bytes: Array[Byte] = out.toByteArray
 }
 
-/** Records what PartitionBuffers pushes: (partition, chunk bytes, last); -1 marks pushMissingLasts. */
+/**
+ * Records what PartitionBuffers pushes: (partition, chunk bytes, last); -1 marks
+ * pushMissingLasts. Sinks without a size hint start at 256 KiB; unpushed ones are kept.
+ */
 final class HeapSinks extends ChunkSinks[HeapSink] {
   val pushed = mutable.ArrayBuffer.empty[(Int, Array[Byte], Boolean)]
-  val opened = mutable.ArrayBuffer.empty[HeapSink]
+  val open = mutable.Set.empty[HeapSink]
   override def openSink(p: Int, sizeHint: Int): HeapSink = {
-    val s = new HeapSink(if (sizeHint > 0) sizeHint else 1 << 20)
-    opened += s
+    val s = new HeapSink(if (sizeHint > 0) sizeHint else 256 << 10)
+    open += s
     s
   }
-  override def pushSink(p: Int, sink: HeapSink, last: Boolean): Unit =
+  override def pushSink(p: Int, sink: HeapSink, last: Boolean): Unit = {
+    open -= sink
     pushed += ((p, sink.bytes, last))
+  }
   override def pushMissingLasts(): Unit = pushed += ((-1, Array.emptyByteArray, true))
 }
 
@@ -104,7 +109,7 @@ class PartitionBuffersTest {
     buffers.write(1, 2, "b")
     buffers.releaseAll() // a failed task: nothing pushed, both sinks given back
     assertTrue(sinks.pushed.isEmpty)
-    assertEquals(Seq(true, true), sinks.opened.map(_.discarded).toSeq)
+    assertEquals(Seq(true, true), sinks.open.toSeq.map(_.discarded))
     assertEquals(0L, tmm.getMemoryConsumptionForThisTask)
   }
 
