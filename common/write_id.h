@@ -1,11 +1,14 @@
 // WriteId: the idempotence key of one mutation, (writer, seq) as docs/append-path.md
 // section 1 defines it. `writer` is a random nonzero u64 minted once per client object,
 // `seq` counts that client's API calls from 1; every retry of a call reuses its id.
-// A zero writer means "no id" (at-least-once behaviour). Plain data; any thread.
+// A zero writer means "no id" (at-least-once behaviour). Exports WriteKind (put or
+// append, rpmp/write_kind.h), the other half of what a write id names. Plain data; any thread.
 // Used by the wire codec, the store and librpmp.
 #pragma once
 
 #include <cstdint>
+
+#include "rpmp/write_kind.h"  // IWYU pragma: export
 
 namespace rpmp {
 

@@ -101,9 +101,9 @@ void ClientImpl::AppendAsync(const std::string& ns, const std::string& key, cons
   WriteAsync(wire::Op::kAppend, ns, key, buf, tag, ids_.Next(), std::move(done));
 }
 
-void ClientImpl::WriteAsyncWithId(bool put, const std::string& ns, const std::string& key,
+void ClientImpl::WriteAsyncWithId(WriteKind kind, const std::string& ns, const std::string& key,
                                   const Buffer& buf, uint64_t tag, WriteId id, Callback done) {
-  WriteAsync(put ? wire::Op::kPut : wire::Op::kAppend, ns, key, buf, tag, id, std::move(done));
+  WriteAsync(OpOf(kind), ns, key, buf, tag, id, std::move(done));
 }
 
 void ClientImpl::GetAsync(const std::string& ns, const std::string& key, Buffer* out,

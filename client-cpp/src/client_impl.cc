@@ -141,10 +141,10 @@ Status ClientImpl::Append(const std::string& ns, const std::string& key, const v
   return WriteSync(wire::Op::kAppend, ns, key, data, len, tag, ids_.Next());
 }
 
-Status ClientImpl::WriteWithId(bool put, const std::string& ns, const std::string& key,
+Status ClientImpl::WriteWithId(WriteKind kind, const std::string& ns, const std::string& key,
                                const void* data, size_t len, uint64_t tag, WriteId id) {
   if (!id.valid()) return Status::InvalidArgument("write id must have a nonzero writer and seq");
-  return WriteSync(put ? wire::Op::kPut : wire::Op::kAppend, ns, key, data, len, tag, id);
+  return WriteSync(OpOf(kind), ns, key, data, len, tag, id);
 }
 
 Status ClientImpl::WriteSync(wire::Op op, const std::string& ns, const std::string& key,

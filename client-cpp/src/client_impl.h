@@ -17,6 +17,11 @@
 
 namespace rpmp {
 
+// The request op of a put or an append.
+inline wire::Op OpOf(WriteKind kind) {
+  return kind == WriteKind::kPut ? wire::Op::kPut : wire::Op::kAppend;
+}
+
 // A response that owns a copy of its inline bytes (the frame is reused after `done`).
 struct CallResult {
   Status status;
@@ -70,10 +75,10 @@ class ClientImpl : public Client {
 
   // Forms with an explicit write id, for ClusterClient (which mints its own ids and
   // must resend the same id to every server it tries). `id` must be valid.
-  Status WriteWithId(bool put, const std::string& ns, const std::string& key, const void* data,
-                     size_t len, uint64_t tag, WriteId id);
+  Status WriteWithId(WriteKind kind, const std::string& ns, const std::string& key,
+                     const void* data, size_t len, uint64_t tag, WriteId id);
   Status DeleteWithId(const std::string& ns, const std::string& key, WriteId id);
-  void WriteAsyncWithId(bool put, const std::string& ns, const std::string& key,
+  void WriteAsyncWithId(WriteKind kind, const std::string& ns, const std::string& key,
                         const Buffer& buf, uint64_t tag, WriteId id, Callback done);
   uint64_t writer() const { return ids_.writer(); }
   Connection::SessionCounts session_counts() const;

@@ -28,7 +28,7 @@ constexpr size_t kMaxKeyLength = 1024;
 constexpr size_t kWriteIdWindow = 4096;    // seqs remembered per writer and namespace
 constexpr size_t kWriteIdWriters = 65536;  // writers remembered per namespace
 
-enum class WriteKind : uint8_t { kPut = 1, kAppend = 2 };
+// WriteKind (put or append): common/write_id.h.
 
 // What a writer asks for. `crc` is CRC-32C of the payload, computed by the client.
 // `id` (optional) makes the write idempotent: see Store::Reserve.

@@ -23,6 +23,7 @@
 #include <vector>
 
 #include "rpmp/status.h"
+#include "rpmp/write_kind.h"
 
 namespace rpmp {
 

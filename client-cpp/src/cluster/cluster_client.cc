@@ -159,23 +159,23 @@ Status ClusterClient::OnAnyReplica(const std::string& ns, const ServerFn& fn) {
   });
 }
 
-Status ClusterClient::WriteOnPrimary(bool put, const std::string& ns, const std::string& key,
+Status ClusterClient::WriteOnPrimary(WriteKind kind, const std::string& ns, const std::string& key,
                                      const void* data, size_t len, uint64_t tag, WriteId id) {
   // One id for every server this call is sent to: a retry after a failover is answered
   // with the first outcome instead of being stored twice.
   return OnPrimary(ns, true, [&](Client* c, uint64_t) {
-    return static_cast<ClientImpl*>(c)->WriteWithId(put, ns, key, data, len, tag, id);
+    return static_cast<ClientImpl*>(c)->WriteWithId(kind, ns, key, data, len, tag, id);
   });
 }
 
 Status ClusterClient::Put(const std::string& ns, const std::string& key, const void* data, size_t len,
                           uint64_t tag) {
-  return WriteOnPrimary(true, ns, key, data, len, tag, ids_.Next());
+  return WriteOnPrimary(WriteKind::kPut, ns, key, data, len, tag, ids_.Next());
 }
 
 Status ClusterClient::Append(const std::string& ns, const std::string& key, const void* data, size_t len,
                              uint64_t tag) {
-  return WriteOnPrimary(false, ns, key, data, len, tag, ids_.Next());
+  return WriteOnPrimary(WriteKind::kAppend, ns, key, data, len, tag, ids_.Next());
 }
 
 StatusOr<std::string> ClusterClient::Get(const std::string& ns, const std::string& key) {

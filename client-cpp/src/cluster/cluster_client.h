@@ -4,8 +4,11 @@
 // ClientImpl per server endpoint, kept for the client's lifetime (they re-open their
 // session by themselves when a server restarts).
 //
-// Key-value calls: cluster_client.cc. Raw memory, stats, async forms, connect:
-// cluster_client_misc.cc. Internal to client-cpp. Thread-safe.
+// Files: cluster_client.cc (placement cache, routing with failover, key-value calls),
+// cluster_client_connect.cc (construction), cluster_client_admin.cc (namespace admin),
+// cluster_client_nodes.cc (servers of nodes, their buffers), cluster_client_raw.cc (raw
+// memory), cluster_client_stats.cc (counters, stats), cluster_client_async.cc
+// (asynchronous forms). Internal to client-cpp. Thread-safe.
 #pragma once
 
 #include <condition_variable>
@@ -101,17 +104,17 @@ class ClusterClient : public Client, public ClusterControl {
   void CountFailoverRetry();
   void RunAsync(std::function<void()> job);
   void ExecutorLoop();
-  // Asynchronous forms (cluster_client_misc.cc): the connected server-direct client of a
-  // cached placement's primary / of a node seen before, else nullptr (never blocks).
+  // The connected server-direct client of a cached placement's primary / of a node seen
+  // before, else nullptr (never blocks; for the asynchronous forms).
   Client* CachedPrimary(const std::string& ns);
   Client* CachedServerOfNode(uint64_t node_id);
   // True when buf is registered memory of c (allocated through this client from c).
   bool Owns(Client* c, const Buffer& buf);
-  void WriteAsync(bool append, const std::string& ns, const std::string& key, const Buffer& buf,
+  void WriteAsync(WriteKind kind, const std::string& ns, const std::string& key, const Buffer& buf,
                   uint64_t tag, Callback done);
-  // A put (put=true) or append with write id `id` on the namespace's primary, retried
-  // through failovers with the same id (cluster_client.cc).
-  Status WriteOnPrimary(bool put, const std::string& ns, const std::string& key, const void* data,
+  // A put or append with write id `id` on the namespace's primary, retried through
+  // failovers with the same id (cluster_client.cc).
+  Status WriteOnPrimary(WriteKind kind, const std::string& ns, const std::string& key, const void* data,
                         size_t len, uint64_t tag, WriteId id);
 
   const std::vector<std::string> proxies_;

@@ -11,12 +11,12 @@ import java.nio.ByteBuffer;
  * obtained from this buffer after {@link #close()} is undefined (the memory is reused).
  */
 public final class RpmpBuffer implements AutoCloseable {
-  private final RpmpClient owner;
+  private final NativeClient owner;
   private long handle;
   private ByteBuffer view;
   private long viewAddress;
 
-  RpmpBuffer(RpmpClient owner, long handle) {
+  RpmpBuffer(NativeClient owner, long handle) {
     this.owner = owner;
     this.handle = handle;
     refreshView();
@@ -55,6 +55,15 @@ public final class RpmpBuffer implements AutoCloseable {
     ByteBuffer d = view.duplicate();
     d.clear().limit(size());
     return d.slice();
+  }
+
+  /** Copies src's remaining bytes (position unchanged) to the start; size() becomes their count. */
+  RpmpBuffer fill(ByteBuffer src) {
+    ByteBuffer dst = byteBuffer().duplicate();
+    dst.clear();
+    dst.put(src.duplicate());
+    setSize(src.remaining());
+    return this;
   }
 
   /** A copy of the valid bytes. */

@@ -1,25 +1,21 @@
-// The Java client of RPMP through librpmp (JNI): one connection to one rpmp-server
-// (connect), or to a whole cluster through its rpmp-proxies (connectCluster: same
-// methods, routed by each namespace's placement, plus namespace admin).
-// Any thread may call any method; each instance owns its native client (no global
-// state besides the loaded library). Callers: applications and the Spark plugin.
+// The Java client of RPMP through librpmp (JNI): one rpmp-server (connect) or a cluster
+// through its rpmp-proxies (connectCluster: same methods, routed by placement). Holds the
+// data calls (buffers, put/append, get, metadata, record reads, keys); admin() and
+// rawMemory() hold the rest (also delegated to from here), NativeClient the handle, its
+// guard and close(). Any thread may call any method; each instance owns its native client
+// (no global state besides the loaded library). Natives: rpmp_client_jni.cc.
+// Callers: applications and the Spark plugin.
 package io.rpmp.client;
 
+import static io.rpmp.client.NativeClient.utf8;
+
 import java.nio.ByteBuffer;
-import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
-import java.util.Set;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
-import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicInteger;
-import java.util.concurrent.locks.ReentrantReadWriteLock;
-import java.util.function.Supplier;
+import java.util.concurrent.CompletionException;
 
 /**
  * A connection to an rpmp-server. Blocking methods throw {@link RpmpException} subclasses;
@@ -28,103 +24,59 @@ import java.util.function.Supplier;
  * IllegalStateException.
  */
 public final class RpmpClient implements AutoCloseable {
-  private static final AtomicInteger CLIENT_IDS = new AtomicInteger();
   private static final int INITIAL_GET_BUFFER = 4096;
 
-  private final String server;
-  private final long timeoutMillis;
-  private final ReentrantReadWriteLock lock = new ReentrantReadWriteLock();
-  private final Set<RpmpBuffer> liveBuffers = ConcurrentHashMap.newKeySet();
-  private final Set<AsyncResult<?>> pending = ConcurrentHashMap.newKeySet();
-  private final ExecutorService callbackExecutor;
-  private long handle;
-  private volatile boolean closed;
+  private final NativeClient nc;
+  private final RpmpAdmin admin;
+  private final RpmpRawMemory rawMemory;
 
-  private RpmpClient(String server, long handle, long timeoutMillis) {
-    this.server = server;
-    this.handle = handle;
-    this.timeoutMillis = timeoutMillis;
-    String threadName = "rpmp-callback-" + CLIENT_IDS.incrementAndGet();
-    this.callbackExecutor =
-        Executors.newCachedThreadPool(
-            r -> {
-              Thread t = new Thread(r, threadName);
-              t.setDaemon(true);
-              return t;
-            });
+  private RpmpClient(NativeClient nc) {
+    this.nc = nc;
+    this.admin = new RpmpAdmin(nc);
+    this.rawMemory = new RpmpRawMemory(nc);
   }
 
   /** Connects to "host:port"; RpmpUnavailableException when unreachable within the timeout. */
   public static RpmpClient connect(String server, RpmpClientOptions options)
       throws RpmpException {
-    NativeLoader.load();
-    long h =
-        nativeConnect(
-            utf8(server),
-            utf8(options.provider()),
-            options.timeout().toMillis(),
-            utf8(options.name()),
-            options.bufferCacheBytes(),
-            options.maxInflight(),
-            options.secret());
-    return new RpmpClient(server, h, options.timeout().toMillis());
+    return new RpmpClient(NativeClient.connect(server, options));
   }
 
   /**
    * Cluster mode: connects through the rpmp-proxies "host:port[,host:port]" (empty: env
    * RPMP_PROXIES). Every method then routes by the namespace's placement, replicates and
    * fails over (see docs/cluster.md); namespaces are created on first write with
-   * options.namespaceDefaults, or explicitly with {@link #createNamespace}.
+   * options.namespaceDefaults, or explicitly with {@link RpmpAdmin#createNamespace}.
    */
   public static RpmpClient connectCluster(String proxies, RpmpClientOptions options)
       throws RpmpException {
-    NativeLoader.load();
-    long h =
-        nativeConnectCluster(
-            utf8(proxies),
-            utf8(options.provider()),
-            options.timeout().toMillis(),
-            utf8(options.name()),
-            options.bufferCacheBytes(),
-            options.maxInflight(),
-            options.retryFor().toMillis(),
-            options.proxyTimeout().toMillis(),
-            options.defaultReplicas(),
-            options.defaultMinReplicas(),
-            options.defaultTtl().getSeconds(),
-            options.secret());
-    // Calls may retry for retryFor: close() waits that long for async calls too.
-    long wait = Math.max(options.timeout().toMillis(), options.retryFor().toMillis());
-    return new RpmpClient(proxies, h, wait);
+    return new RpmpClient(NativeClient.connectCluster(proxies, options));
+  }
+
+  /** Namespace administration, cluster counters and statistics of this client. */
+  public RpmpAdmin admin() {
+    return admin;
+  }
+
+  /** Raw memory (alloc/free/write/read by GlobalAddress) of this client. */
+  public RpmpRawMemory rawMemory() {
+    return rawMemory;
   }
 
   /** The server ("host:port"), or for a cluster client the proxy list it was given. */
   public String server() {
-    return server;
+    return nc.server();
   }
 
   public long nodeId() {
-    long h = enter();
-    try {
-      return nativeNodeId(h);
-    } finally {
-      exit();
-    }
+    return nc.call(NativeClient::nativeNodeId);
   }
 
   // --- buffers -------------------------------------------------------------------------
 
   /** Registered memory of at least {@code size} bytes, size() 0. Close it when done. */
   public RpmpBuffer allocateBuffer(int size) throws RpmpException {
-    if (size < 0) {
-      throw new IllegalArgumentException("negative size " + size);
-    }
-    long h = enter();
-    try {
-      return track(nativeAllocBuffer(h, size));
-    } finally {
-      exit();
-    }
+    return nc.allocBuffer(size);
   }
 
   /**
@@ -133,180 +85,111 @@ public final class RpmpClient implements AutoCloseable {
    * moves no extra copy (memory of another server's connection is copied once).
    */
   public RpmpBuffer allocateBufferForWrite(String ns, int size) throws RpmpException {
-    if (size < 0) {
-      throw new IllegalArgumentException("negative size " + size);
-    }
-    long h = enter();
-    try {
-      return track(nativeAllocBufferForWrite(h, utf8(ns), size));
-    } finally {
-      exit();
-    }
-  }
-
-  private RpmpBuffer track(long handle) {
-    RpmpBuffer b = new RpmpBuffer(this, handle);
-    liveBuffers.add(b);
-    return b;
-  }
-
-  /** A buffer for a one-sided read of r: memory of the connection to r's node when known. */
-  private RpmpBuffer allocateBufferForRead(RecordRef r, int size) throws RpmpException {
-    long h = enter();
-    try {
-      return track(nativeAllocBufferForRead(h, r.nodeId(), size));
-    } finally {
-      exit();
-    }
-  }
-
-  /**
-   * Frees a buffer of this client. Under the read lock, so close() (write lock) either frees it
-   * itself before or sees it gone: a buffer is never freed after the native client is closed.
-   */
-  void release(RpmpBuffer buffer) {
-    lock.readLock().lock();
-    try {
-      if (liveBuffers.remove(buffer)) {
-        buffer.freeNative(); // else already freed, possibly by close()
-      }
-    } finally {
-      lock.readLock().unlock();
-    }
+    return nc.allocBufferForWrite(ns, size);
   }
 
   /** Buffers of this client not yet closed (leak checks in tests and metrics). */
   public int liveBufferCount() {
-    return liveBuffers.size();
-  }
-
-  /** Copies src's remaining bytes (position unchanged) into a new pool buffer. */
-  private RpmpBuffer copyToBuffer(ByteBuffer src) throws RpmpException {
-    return fill(allocateBuffer(src.remaining()), src);
-  }
-
-  /** Like copyToBuffer, in memory of the connection that writes to ns (cluster mode). */
-  private RpmpBuffer copyToBufferForWrite(String ns, ByteBuffer src) throws RpmpException {
-    return fill(allocateBufferForWrite(ns, src.remaining()), src);
-  }
-
-  private static RpmpBuffer fill(RpmpBuffer b, ByteBuffer src) {
-    ByteBuffer dst = b.byteBuffer().duplicate();
-    dst.clear();
-    dst.put(src.duplicate());
-    b.setSize(src.remaining());
-    return b;
+    return nc.liveBufferCount();
   }
 
   // --- put / append ----------------------------------------------------------------------
 
   /** Replaces (ns, key) with buf's first size() bytes, without copying them. */
   public void put(String ns, String key, RpmpBuffer buf, long tag) throws RpmpException {
-    writeBuffer(false, ns, key, buf, tag);
+    writeBuffer(WriteKind.PUT, ns, key, buf, tag);
   }
 
   public void put(String ns, String key, RpmpBuffer buf) throws RpmpException {
-    writeBuffer(false, ns, key, buf, 0);
+    writeBuffer(WriteKind.PUT, ns, key, buf, 0);
   }
 
   /** Replaces (ns, key) with data's remaining bytes (position unchanged); copies them. */
   public void put(String ns, String key, ByteBuffer data, long tag) throws RpmpException {
-    writeByteBuffer(false, ns, key, data, tag);
+    writeByteBuffer(WriteKind.PUT, ns, key, data, tag);
   }
 
   public void put(String ns, String key, ByteBuffer data) throws RpmpException {
-    writeByteBuffer(false, ns, key, data, 0);
+    writeByteBuffer(WriteKind.PUT, ns, key, data, 0);
   }
 
   public void put(String ns, String key, byte[] data) throws RpmpException {
-    writeByteBuffer(false, ns, key, ByteBuffer.wrap(data), 0);
+    writeByteBuffer(WriteKind.PUT, ns, key, ByteBuffer.wrap(data), 0);
   }
 
   /** Adds buf's first size() bytes as one record tagged {@code tag}, without copying. */
   public void append(String ns, String key, RpmpBuffer buf, long tag) throws RpmpException {
-    writeBuffer(true, ns, key, buf, tag);
+    writeBuffer(WriteKind.APPEND, ns, key, buf, tag);
   }
 
   /** Adds data's remaining bytes (position unchanged) as one record; copies them. */
   public void append(String ns, String key, ByteBuffer data, long tag) throws RpmpException {
-    writeByteBuffer(true, ns, key, data, tag);
+    writeByteBuffer(WriteKind.APPEND, ns, key, data, tag);
   }
 
   public void append(String ns, String key, byte[] data, long tag) throws RpmpException {
-    writeByteBuffer(true, ns, key, ByteBuffer.wrap(data), tag);
+    writeByteBuffer(WriteKind.APPEND, ns, key, ByteBuffer.wrap(data), tag);
   }
 
   /** Zero-copy put; buf must stay untouched (and open) until the future completes. */
   public CompletableFuture<Void> putAsync(String ns, String key, RpmpBuffer buf, long tag) {
-    return writeBufferAsync(false, ns, key, buf, tag, null);
+    return writeBufferAsync(WriteKind.PUT, ns, key, buf, tag, null);
   }
 
   /** Zero-copy append; buf must stay untouched (and open) until the future completes. */
   public CompletableFuture<Void> appendAsync(String ns, String key, RpmpBuffer buf, long tag) {
-    return writeBufferAsync(true, ns, key, buf, tag, null);
+    return writeBufferAsync(WriteKind.APPEND, ns, key, buf, tag, null);
   }
 
   /** Copying put: data may be reused as soon as this returns. */
   public CompletableFuture<Void> putAsync(String ns, String key, ByteBuffer data, long tag) {
-    return copyThenWriteAsync(false, ns, key, data, tag);
+    return copyThenWriteAsync(WriteKind.PUT, ns, key, data, tag);
   }
 
   /** Copying append: data may be reused as soon as this returns. */
   public CompletableFuture<Void> appendAsync(String ns, String key, ByteBuffer data, long tag) {
-    return copyThenWriteAsync(true, ns, key, data, tag);
+    return copyThenWriteAsync(WriteKind.APPEND, ns, key, data, tag);
   }
 
-  private void writeBuffer(boolean append, String ns, String key, RpmpBuffer buf, long tag)
+  private void writeBuffer(WriteKind kind, String ns, String key, RpmpBuffer buf, long tag)
       throws RpmpException {
-    long h = enter();
-    try {
-      nativeWriteBuffer(h, append, utf8(ns), utf8(key), buf.handle(), buf.size(), tag);
-    } finally {
-      exit();
-    }
+    nc.run(h -> nativeWriteBuffer(h, kind.code, utf8(ns), utf8(key), buf.handle(), buf.size(), tag));
   }
 
-  private void writeByteBuffer(boolean append, String ns, String key, ByteBuffer data, long tag)
+  private void writeByteBuffer(WriteKind kind, String ns, String key, ByteBuffer data, long tag)
       throws RpmpException {
     if (data.isDirect()) {
-      long h = enter();
-      try {
-        nativeWriteDirect(
-            h, append, utf8(ns), utf8(key), data, data.position(), data.remaining(), tag);
-      } finally {
-        exit();
-      }
+      nc.run(
+          h ->
+              nativeWriteDirect(
+                  h, kind.code, utf8(ns), utf8(key), data, data.position(), data.remaining(), tag));
       return;
     }
-    try (RpmpBuffer copy = copyToBufferForWrite(ns, data)) {
-      writeBuffer(append, ns, key, copy, tag);
+    try (RpmpBuffer copy = nc.allocBufferForWrite(ns, data.remaining()).fill(data)) {
+      writeBuffer(kind, ns, key, copy, tag);
     }
   }
 
   private CompletableFuture<Void> writeBufferAsync(
-      boolean append, String ns, String key, RpmpBuffer buf, long tag, Runnable cleanup) {
-    AsyncResult<Void> result = newResult(() -> null, cleanup);
-    long h = enter();
-    try {
-      nativeWriteBufferAsync(
-          h, append, utf8(ns), utf8(key), buf.handle(), buf.size(), tag, result);
-    } catch (Throwable t) {
-      failStarted(result, t);
-    } finally {
-      exit();
-    }
+      WriteKind kind, String ns, String key, RpmpBuffer buf, long tag, Runnable cleanup) {
+    AsyncResult<Void> result = nc.newResult(() -> null, cleanup);
+    nc.start(
+        result,
+        h ->
+            nativeWriteBufferAsync(
+                h, kind.code, utf8(ns), utf8(key), buf.handle(), buf.size(), tag, result));
     return result.future;
   }
 
   private CompletableFuture<Void> copyThenWriteAsync(
-      boolean append, String ns, String key, ByteBuffer data, long tag) {
+      WriteKind kind, String ns, String key, ByteBuffer data, long tag) {
     RpmpBuffer copy;
     try {
-      copy = copyToBufferForWrite(ns, data);
+      copy = nc.allocBufferForWrite(ns, data.remaining()).fill(data);
     } catch (RpmpException e) {
       return CompletableFuture.failedFuture(e);
     }
-    return writeBufferAsync(append, ns, key, copy, tag, copy::close);
+    return writeBufferAsync(kind, ns, key, copy, tag, copy::close);
   }
 
   // --- get / meta / records -------------------------------------------------------------
@@ -325,13 +208,11 @@ public final class RpmpClient implements AutoCloseable {
 
   /** Fills out (grown when too small; out.byteBuffer() may then be a new object). */
   public void get(String ns, String key, RpmpBuffer out) throws RpmpException {
-    long h = enter();
-    try {
-      nativeGet(h, utf8(ns), utf8(key), out.handle());
-      out.refreshView();
-    } finally {
-      exit();
-    }
+    nc.run(
+        h -> {
+          nativeGet(h, utf8(ns), utf8(key), out.handle());
+          out.refreshView();
+        });
   }
 
   public byte[] getBytes(String ns, String key) throws RpmpException {
@@ -349,35 +230,24 @@ public final class RpmpClient implements AutoCloseable {
       return CompletableFuture.failedFuture(e);
     }
     AsyncResult<RpmpBuffer> result =
-        newResult(
+        nc.newResult(
             () -> {
               out.refreshView();
               return out;
             },
             null);
-    result.future.whenComplete((v, e) -> {
-      if (e != null) {
-        out.close();
-      }
-    });
-    long h = enter();
-    try {
-      nativeGetAsync(h, utf8(ns), utf8(key), out.handle(), result);
-    } catch (Throwable t) {
-      failStarted(result, t);
-    } finally {
-      exit();
-    }
+    result.future.whenComplete(
+        (v, e) -> {
+          if (e != null) {
+            out.close();
+          }
+        });
+    nc.start(result, h -> nativeGetAsync(h, utf8(ns), utf8(key), out.handle(), result));
     return result.future;
   }
 
   public ObjectMeta getMeta(String ns, String key) throws RpmpException {
-    long h = enter();
-    try {
-      return nativeGetMeta(h, utf8(ns), utf8(key));
-    } finally {
-      exit();
-    }
+    return nc.call(h -> nativeGetMeta(h, utf8(ns), utf8(key)));
   }
 
   /**
@@ -388,12 +258,7 @@ public final class RpmpClient implements AutoCloseable {
    */
   public ObjectMeta getMetaOfTags(String ns, String key, long[] tags) throws RpmpException {
     if (tags == null) throw new NullPointerException("tags");
-    long h = enter();
-    try {
-      return nativeGetMetaOfTags(h, utf8(ns), utf8(key), tags);
-    } finally {
-      exit();
-    }
+    return nc.call(h -> nativeGetMetaOfTags(h, utf8(ns), utf8(key), tags));
   }
 
   /**
@@ -402,12 +267,7 @@ public final class RpmpClient implements AutoCloseable {
    * replica. FAILED_PRECONDITION for a server-direct client.
    */
   public ObjectMeta getMeta(String ns, String key, long nodeId) throws RpmpException {
-    long h = enter();
-    try {
-      return nativeGetMetaOnNode(h, utf8(ns), utf8(key), nodeId);
-    } finally {
-      exit();
-    }
+    return nc.call(h -> nativeGetMetaOnNode(h, utf8(ns), utf8(key), nodeId));
   }
 
   /**
@@ -418,20 +278,18 @@ public final class RpmpClient implements AutoCloseable {
    */
   public void readRecord(RecordRef r, RpmpBuffer dst, int dstOffset) throws RpmpException {
     checkFits(r, dst, dstOffset);
-    long h = enter();
-    try {
-      nativeReadRecord(
-          h, r.tag(), r.length(), r.crc(), r.pool(), r.rmaAddr(), r.rmaKey(), r.nodeId(),
-          r.originNamespace(), r.originKey(), r.index(), dst.handle(), dstOffset);
-      dst.setSize((int) Math.max(dst.size(), dstOffset + r.length()));
-    } finally {
-      exit();
-    }
+    nc.run(
+        h -> {
+          nativeReadRecord(
+              h, r.tag(), r.length(), r.crc(), r.pool(), r.rmaAddr(), r.rmaKey(), r.nodeId(),
+              r.originNamespace(), r.originKey(), r.index(), dst.handle(), dstOffset);
+          dst.setSize((int) Math.max(dst.size(), dstOffset + r.length()));
+        });
   }
 
   /** Reads one record into a new buffer the caller closes. */
   public RpmpBuffer readRecord(RecordRef r) throws RpmpException {
-    RpmpBuffer dst = allocateBufferForRead(r, recordLength(r));
+    RpmpBuffer dst = nc.allocBufferForRead(r.nodeId(), recordLength(r));
     try {
       readRecord(r, dst, 0);
       return dst;
@@ -445,22 +303,18 @@ public final class RpmpClient implements AutoCloseable {
   public CompletableFuture<Void> readRecordAsync(RecordRef r, RpmpBuffer dst, int dstOffset) {
     checkFits(r, dst, dstOffset);
     AsyncResult<Void> result =
-        newResult(
+        nc.newResult(
             () -> {
               dst.setSize((int) Math.max(dst.size(), dstOffset + r.length()));
               return null;
             },
             null);
-    long h = enter();
-    try {
-      nativeReadRecordAsync(
-          h, r.tag(), r.length(), r.crc(), r.pool(), r.rmaAddr(), r.rmaKey(), r.nodeId(),
-          r.originNamespace(), r.originKey(), r.index(), dst.handle(), dstOffset, result);
-    } catch (Throwable t) {
-      failStarted(result, t);
-    } finally {
-      exit();
-    }
+    nc.start(
+        result,
+        h ->
+            nativeReadRecordAsync(
+                h, r.tag(), r.length(), r.crc(), r.pool(), r.rmaAddr(), r.rmaKey(), r.nodeId(),
+                r.originNamespace(), r.originKey(), r.index(), dst.handle(), dstOffset, result));
     return result.future;
   }
 
@@ -468,7 +322,7 @@ public final class RpmpClient implements AutoCloseable {
   public CompletableFuture<RpmpBuffer> readRecordAsync(RecordRef r) {
     RpmpBuffer dst;
     try {
-      dst = allocateBufferForRead(r, recordLength(r));
+      dst = nc.allocBufferForRead(r.nodeId(), recordLength(r));
     } catch (RpmpException e) {
       return CompletableFuture.failedFuture(e);
     }
@@ -479,7 +333,7 @@ public final class RpmpClient implements AutoCloseable {
                 dst.close();
                 throw e instanceof RuntimeException
                     ? (RuntimeException) e
-                    : new java.util.concurrent.CompletionException(e);
+                    : new CompletionException(e);
               }
               return dst;
             });
@@ -500,15 +354,10 @@ public final class RpmpClient implements AutoCloseable {
     }
   }
 
-  // --- keys and namespaces --------------------------------------------------------------
+  // --- keys --------------------------------------------------------------------------------
 
   public void delete(String ns, String key) throws RpmpException {
-    long h = enter();
-    try {
-      nativeDelete(h, utf8(ns), utf8(key));
-    } finally {
-      exit();
-    }
+    nc.run(h -> nativeDelete(h, utf8(ns), utf8(key)));
   }
 
   public List<KeyInfo> list(String ns) throws RpmpException {
@@ -517,195 +366,82 @@ public final class RpmpClient implements AutoCloseable {
 
   /** Keys of ns after startAfter, at most max of them (all when max is 0). */
   public List<KeyInfo> list(String ns, String startAfter, long max) throws RpmpException {
-    long h = enter();
-    try {
-      return new ArrayList<>(Arrays.asList(nativeList(h, utf8(ns), utf8(startAfter), max)));
-    } finally {
-      exit();
-    }
+    KeyInfo[] keys = nc.call(h -> nativeList(h, utf8(ns), utf8(startAfter), max));
+    return new ArrayList<>(Arrays.asList(keys));
   }
 
+  /** Deletes ns and its keys (in cluster mode: admin().deleteNamespaces(ns, false)). */
   public void deleteNamespace(String ns) throws RpmpException {
-    long h = enter();
-    try {
-      nativeDeleteNamespace(h, utf8(ns));
-    } finally {
-      exit();
-    }
+    nc.run(h -> nativeDeleteNamespace(h, utf8(ns)));
   }
 
-  // --- cluster namespace admin (connectCluster clients only) ------------------------------
+  // --- delegating to admin() and rawMemory(), for callers written before the split ----------
 
-  /** True for a client made by connectCluster. */
+  /** {@link RpmpAdmin#isCluster}. */
   public boolean isCluster() {
-    long h = enter();
-    try {
-      return nativeIsCluster(h);
-    } finally {
-      exit();
-    }
+    return admin.isCluster();
   }
 
-  /**
-   * Counters of this cluster client since it connected (cluster mode only; else
-   * FAILED_PRECONDITION): connections to rpmp-servers opened, writes and reads moved through
-   * one extra copy because their buffer belonged to another server's connection (and their
-   * bytes), and calls sent again after a failover answer.
-   */
+  /** {@link RpmpAdmin#clusterCounters}. */
   public ClusterCounters clusterCounters() throws RpmpException {
-    long h = enter();
-    try {
-      long[] v = nativeClusterCounters(h);
-      return new ClusterCounters(v[0], v[1], v[2], v[3], v[4], v[5], v[6]);
-    } finally {
-      exit();
-    }
+    return admin.clusterCounters();
   }
 
-  /**
-   * Space of each LIVE node as the proxy's node map holds it (from the nodes' heartbeats):
-   * one proxy call, no server asked. Cluster clients only (FAILED_PRECONDITION otherwise).
-   */
+  /** {@link RpmpAdmin#liveNodeSpace}. */
   public List<NodeSpace> liveNodeSpace() throws RpmpException {
-    long h = enter();
-    try {
-      long[] v = nativeLiveNodeSpace(h);
-      List<NodeSpace> out = new ArrayList<>(v.length / 3);
-      for (int i = 0; i + 2 < v.length; i += 3) out.add(new NodeSpace(v[i], v[i + 1], v[i + 2]));
-      return out;
-    } finally {
-      exit();
-    }
+    return admin.liveNodeSpace();
   }
 
-  /**
-   * Creates namespace {@code name} with {@code replicas} copies, writes acknowledged after
-   * {@code minReplicas} (0 = replicas) and expiry after {@code ttl} untouched (ZERO = never).
-   * Idempotent for equal options; RpmpException ALREADY_EXISTS for different ones,
-   * FAILED_PRECONDITION when fewer nodes are live than replicas. Cluster clients only
-   * (FAILED_PRECONDITION otherwise).
-   */
+  /** {@link RpmpAdmin#createNamespace}. */
   public NamespaceInfo createNamespace(String name, int replicas, int minReplicas, Duration ttl)
       throws RpmpException {
-    if (replicas < 1 || minReplicas < 0 || minReplicas > replicas) {
-      throw new IllegalArgumentException(
-          "replicas " + replicas + ", minReplicas " + minReplicas);
-    }
-    long h = enter();
-    try {
-      return NamespaceInfo.fromNative(
-          name, nativeCreateNamespace(h, utf8(name), replicas, minReplicas, ttl.getSeconds()));
-    } finally {
-      exit();
-    }
+    return admin.createNamespace(name, replicas, minReplicas, ttl);
   }
 
-  /** Options and placement of a namespace; RpmpNotFoundException when there is none. */
+  /** {@link RpmpAdmin#describeNamespace}. */
   public NamespaceInfo describeNamespace(String name) throws RpmpException {
-    long h = enter();
-    try {
-      return NamespaceInfo.fromNative(name, nativeDescribeNamespace(h, utf8(name)));
-    } finally {
-      exit();
-    }
+    return admin.describeNamespace(name);
   }
 
-  /**
-   * Deletes namespace {@code name} and, with {@code recursive}, every {@code name/...}, on
-   * every node holding them; returns the names deleted. RpmpNotFoundException when no
-   * namespace matched.
-   */
+  /** {@link RpmpAdmin#deleteNamespaces}. */
   public List<String> deleteNamespaces(String name, boolean recursive) throws RpmpException {
-    long h = enter();
-    try {
-      byte[][] names = nativeDeleteNamespaces(h, utf8(name), recursive);
-      List<String> out = new ArrayList<>(names.length);
-      for (byte[] n : names) {
-        out.add(new String(n, StandardCharsets.UTF_8));
-      }
-      return out;
-    } finally {
-      exit();
-    }
+    return admin.deleteNamespaces(name, recursive);
   }
 
-  /** Resets a namespace's ttl clock. */
+  /** {@link RpmpAdmin#touchNamespace}. */
   public void touchNamespace(String name) throws RpmpException {
-    long h = enter();
-    try {
-      nativeTouchNamespace(h, utf8(name));
-    } finally {
-      exit();
-    }
+    admin.touchNamespace(name);
   }
 
+  /** {@link RpmpAdmin#stat}. */
   public ServerStats stat() throws RpmpException {
-    long h = enter();
-    try {
-      return nativeStat(h);
-    } finally {
-      exit();
-    }
+    return admin.stat();
   }
 
-  // --- raw memory --------------------------------------------------------------------------
-
+  /** {@link RpmpRawMemory#alloc}. */
   public GlobalAddress alloc(long size) throws RpmpException {
-    long h = enter();
-    try {
-      return nativeAlloc(h, size);
-    } finally {
-      exit();
-    }
+    return rawMemory.alloc(size);
   }
 
+  /** {@link RpmpRawMemory#free}. */
   public void free(GlobalAddress a) throws RpmpException {
-    long h = enter();
-    try {
-      nativeFree(h, a.nodeId(), a.pool(), a.offset());
-    } finally {
-      exit();
-    }
+    rawMemory.free(a);
   }
 
-  /** Writes src's remaining bytes (position unchanged) at a; heap buffers are copied first. */
+  /** {@link RpmpRawMemory#write}. */
   public void write(GlobalAddress a, ByteBuffer src) throws RpmpException {
-    if (!src.isDirect()) {
-      try (RpmpBuffer copy = copyToBuffer(src)) {
-        write(a, copy.contents());
-      }
-      return;
-    }
-    long h = enter();
-    try {
-      nativeRawWrite(h, a.nodeId(), a.pool(), a.offset(), src, src.position(), src.remaining());
-    } finally {
-      exit();
-    }
+    rawMemory.write(a, src);
   }
 
-  /** Fills dst's remaining bytes (position unchanged) from a. */
+  /** {@link RpmpRawMemory#read}. */
   public void read(GlobalAddress a, ByteBuffer dst) throws RpmpException {
-    if (!dst.isDirect()) {
-      try (RpmpBuffer tmp = allocateBuffer(dst.remaining())) {
-        tmp.setSize(dst.remaining());
-        read(a, tmp.contents());
-        dst.duplicate().put(tmp.contents());
-      }
-      return;
-    }
-    long h = enter();
-    try {
-      nativeRawRead(h, a.nodeId(), a.pool(), a.offset(), dst, dst.position(), dst.remaining());
-    } finally {
-      exit();
-    }
+    rawMemory.read(a, dst);
   }
 
   // --- lifecycle -----------------------------------------------------------------------------
 
   public boolean isClosed() {
-    return closed;
+    return nc.isClosed();
   }
 
   /**
@@ -714,114 +450,21 @@ public final class RpmpClient implements AutoCloseable {
    */
   @Override
   public void close() {
-    lock.writeLock().lock();
-    try {
-      if (closed) {
-        return;
-      }
-      closed = true;
-    } finally {
-      lock.writeLock().unlock();
-    }
-    long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(timeoutMillis + 1000);
-    for (AsyncResult<?> r : pending.toArray(new AsyncResult<?>[0])) {
-      long left = deadline - System.nanoTime();
-      if (left <= 0) {
-        break;
-      }
-      try {
-        r.future.handle((v, e) -> null).get(left, TimeUnit.NANOSECONDS);
-      } catch (Exception ignored) {
-        // timed out or interrupted: give up waiting, fail it below
-      }
-    }
-    lock.writeLock().lock();
-    try {
-      for (RpmpBuffer b : liveBuffers.toArray(new RpmpBuffer[0])) {
-        if (liveBuffers.remove(b)) {
-          b.freeNative();
-        }
-      }
-      nativeClose(handle);
-      handle = 0;
-    } finally {
-      lock.writeLock().unlock();
-    }
-    RpmpException cancelled = new RpmpException(RpmpException.CANCELLED, "client closed");
-    for (AsyncResult<?> r : pending) {
-      r.finish(cancelled);
-    }
-    callbackExecutor.shutdown();
+    nc.close();
   }
 
-  /**
-   * An async native threw instead of starting the call (a checked RpmpException too, which
-   * natives may throw undeclared): the future fails with it. Errors are rethrown as well.
-   */
-  private static void failStarted(AsyncResult<?> result, Throwable t) {
-    result.finish(t);
-    if (t instanceof Error) {
-      throw (Error) t;
-    }
-  }
-
-  private <T> AsyncResult<T> newResult(Supplier<T> onSuccess, Runnable cleanup) {
-    AsyncResult<T> r = new AsyncResult<>(callbackExecutor, onSuccess, cleanup);
-    pending.add(r);
-    r.future.whenComplete((v, e) -> pending.remove(r));
-    return r;
-  }
-
-  private long enter() {
-    lock.readLock().lock();
-    if (closed) {
-      lock.readLock().unlock();
-      throw new IllegalStateException("RpmpClient for " + server + " is closed");
-    }
-    return handle;
-  }
-
-  private void exit() {
-    lock.readLock().unlock();
-  }
-
-  private static byte[] utf8(String s) {
-    return s.getBytes(StandardCharsets.UTF_8);
-  }
-
-  // --- native methods (rpmp_client_jni.cc) ---------------------------------------------------
-
-  private static native long nativeConnect(
-      byte[] server, byte[] provider, long timeoutMs, byte[] name, long bufferCacheBytes,
-      int maxInflight, byte[] secret) throws RpmpException;
-
-  private static native long nativeConnectCluster(
-      byte[] proxies, byte[] provider, long timeoutMs, byte[] name, long bufferCacheBytes,
-      int maxInflight, long retryForMs, long proxyTimeoutMs, int replicas, int minReplicas,
-      long ttlSeconds, byte[] secret) throws RpmpException;
-
-  private static native void nativeClose(long h);
-
-  private static native long nativeNodeId(long h);
-
-  private static native long nativeAllocBuffer(long h, long size) throws RpmpException;
-
-  private static native long nativeAllocBufferForWrite(long h, byte[] ns, long size)
-      throws RpmpException;
-
-  private static native long nativeAllocBufferForRead(long h, long nodeId, long size)
-      throws RpmpException;
+  // --- natives (rpmp_client_jni.cc); kind is WriteKind.code ---------------------------------
 
   private static native void nativeWriteBuffer(
-      long h, boolean append, byte[] ns, byte[] key, long buf, long size, long tag)
+      long h, int kind, byte[] ns, byte[] key, long buf, long size, long tag)
       throws RpmpException;
 
   private static native void nativeWriteDirect(
-      long h, boolean append, byte[] ns, byte[] key, ByteBuffer data, long offset, long len,
-      long tag) throws RpmpException;
+      long h, int kind, byte[] ns, byte[] key, ByteBuffer data, long offset, long len, long tag)
+      throws RpmpException;
 
   private static native void nativeWriteBufferAsync(
-      long h, boolean append, byte[] ns, byte[] key, long buf, long size, long tag,
+      long h, int kind, byte[] ns, byte[] key, long buf, long size, long tag,
       AsyncResult<?> result);
 
   private static native long nativeGet(long h, byte[] ns, byte[] key, long buf)
@@ -853,36 +496,4 @@ public final class RpmpClient implements AutoCloseable {
       throws RpmpException;
 
   private static native void nativeDeleteNamespace(long h, byte[] ns) throws RpmpException;
-
-  private static native ServerStats nativeStat(long h) throws RpmpException;
-
-  private static native boolean nativeIsCluster(long h);
-
-  private static native long[] nativeClusterCounters(long h) throws RpmpException;
-
-  private static native long[] nativeLiveNodeSpace(long h) throws RpmpException;
-
-  private static native long[] nativeCreateNamespace(
-      long h, byte[] name, int replicas, int minReplicas, long ttlSeconds) throws RpmpException;
-
-  private static native long[] nativeDescribeNamespace(long h, byte[] name)
-      throws RpmpException;
-
-  private static native byte[][] nativeDeleteNamespaces(long h, byte[] name, boolean recursive)
-      throws RpmpException;
-
-  private static native void nativeTouchNamespace(long h, byte[] name) throws RpmpException;
-
-  private static native GlobalAddress nativeAlloc(long h, long size) throws RpmpException;
-
-  private static native void nativeFree(long h, long node, int pool, long offset)
-      throws RpmpException;
-
-  private static native void nativeRawWrite(
-      long h, long node, int pool, long offset, ByteBuffer src, long srcOffset, long len)
-      throws RpmpException;
-
-  private static native void nativeRawRead(
-      long h, long node, int pool, long offset, ByteBuffer dst, long dstOffset, long len)
-      throws RpmpException;
 }

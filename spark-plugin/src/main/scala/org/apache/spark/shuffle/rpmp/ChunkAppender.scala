@@ -1,15 +1,16 @@
 // Appends one map attempt's chunks (ShuffleChunk format, docs/append-path.md section 2)
-// from registered memory, zero-copy: hands out pooled RpmpBuffers of the connection each
-// partition's appends go to (a RegisteredSink keeps the first 32 bytes for the header),
+// from registered memory, zero-copy: hands out RegisteredSinks in pooled RpmpBuffers of the
+// connection each partition's appends go to (the first 32 bytes left for the header),
 // stamps each finished chunk's header (seq, cumulative data bytes, LAST) and appends it
 // with appendAsync tagged with the map attempt id, keeping at most maxPushesInFlight
 // appends pending; their buffers come back to the pool. Keeps the per-partition data sizes
-// the MapStatus reports. Cluster mode: appends go to the group's current extent, and a
-// chunk refused for space is appended again, whole, to the next extent (GroupExtents). Used by ChunkPusher (the sort-based writer) and by
-// RpmpBypassShuffleWriter, on the task thread only.
+// the MapStatus reports. The one append path of the plugin: every map writer's chunks go
+// through it (RpmpMapWriter.newAppender), on the task thread only. Cluster mode: appends go
+// to the group's current extent, and a chunk refused for space is appended again, whole, to
+// the next extent (GroupExtents).
 package org.apache.spark.shuffle.rpmp
 
-import java.io.{IOException, OutputStream}
+import java.io.IOException
 import java.util.ArrayDeque
 import java.util.concurrent.{CompletableFuture, ExecutionException, TimeoutException, TimeUnit}
 
@@ -18,48 +19,6 @@ import scala.collection.mutable
 import io.rpmp.client.{RpmpBuffer, RpmpException}
 
 import org.apache.spark.shuffle.ShuffleWriteMetricsReporter
-
-/**
- * An OutputStream writing into registered memory from `start`; grows (new buffer, one copy)
- * when a chunk overshoots its buffer, which the slack of the pooled buffers makes rare.
- */
-private[rpmp] final class RegisteredSink(
-    var buffer: RpmpBuffer, start: Int, grow: Int => RpmpBuffer) extends OutputStream {
-  private var view = buffer.byteBuffer()
-  private var pos = start
-
-  /** Bytes written, header space included. */
-  def size: Int = pos
-
-  private def ensure(extra: Int): Unit = {
-    if (pos.toLong + extra > view.capacity()) {
-      val needed = math.max(view.capacity().toLong * 2, pos.toLong + extra)
-      require(needed <= Int.MaxValue - 16, "chunk over 2 GiB")
-      val bigger = grow(needed.toInt)
-      val dst = bigger.byteBuffer()
-      val src = view.duplicate()
-      src.position(0).limit(pos)
-      dst.duplicate().put(src)
-      buffer.close()
-      buffer = bigger
-      view = dst
-    }
-  }
-
-  override def write(b: Int): Unit = {
-    ensure(1)
-    view.put(pos, b.toByte)
-    pos += 1
-  }
-
-  override def write(b: Array[Byte], off: Int, len: Int): Unit = {
-    ensure(len)
-    view.put(pos, b, off, len)
-    pos += len
-  }
-
-  override def close(): Unit = {} // the bytes stay; the appender appends them
-}
 
 /**
  * @param bufferBytes capacity of the pooled buffers (a chunk that outgrows one moves to a
@@ -72,7 +31,7 @@ private[rpmp] final class ChunkAppender(
     conf: RpmpConf,
     metrics: ShuffleWriteMetricsReporter,
     numPartitions: Int,
-    bufferBytes: Int) {
+    bufferBytes: Int) extends ChunkSinks[RegisteredSink] {
 
   private val headerBytes = ShuffleChunk.HeaderSize
   private val header = new Array[Byte](ShuffleChunk.HeaderSize)
@@ -91,30 +50,25 @@ private[rpmp] final class ChunkAppender(
 
   def chunksPushed: Long = chunks.iterator.map(_.toLong).sum
 
-  /** A sink in a pooled buffer of partition p's connection, after the header space. */
-  def openSink(p: Int): RegisteredSink = {
+  override def openSink(p: Int, sizeHint: Int): RegisteredSink = {
     val server = coords.serverFor(p)
     val ns = writeNamespace(p)
-    new RegisteredSink(takeBuffer(server, ns), headerBytes,
+    val bytes = if (sizeHint > 0) math.min(sizeHint, bufferBytes) else bufferBytes
+    new RegisteredSink(takeBuffer(server, ns, bytes), headerBytes,
       n => clients.get(server).allocateBufferForWrite(ns, n))
   }
 
-  /** Appends what `sink` holds as partition p's next chunk (its buffer now belongs here). */
-  def pushSink(p: Int, sink: RegisteredSink, last: Boolean): Unit = {
+  override def pushSink(p: Int, sink: RegisteredSink, last: Boolean): Unit = {
     val buffer = sink.buffer
     buffer.setSize(sink.size)
     push(p, buffer, sink.size - headerBytes, last)
   }
 
-  /**
-   * After a map attempt's last record: a header-only LAST chunk for every partition that
-   * pushed chunks but not yet its LAST one (its data all went out in earlier chunks).
-   */
-  def pushMissingLasts(): Unit = {
+  override def pushMissingLasts(): Unit = {
     var p = 0
     while (p < numPartitions) {
       if (chunks(p) > 0 && !sawLast(p)) {
-        val buffer = takeBuffer(coords.serverFor(p), writeNamespace(p))
+        val buffer = takeBuffer(coords.serverFor(p), writeNamespace(p), headerBytes)
         buffer.setSize(headerBytes)
         push(p, buffer, 0, last = true)
       }
@@ -122,15 +76,25 @@ private[rpmp] final class ChunkAppender(
     }
   }
 
-  /** Stamps the header into buffer[0, 32) (its size already set) and appends the buffer. */
+  /**
+   * Stamps the header into buffer[0, 32) (its size already set) and appends the buffer, after
+   * waiting for the oldest appends while maxPushesInFlight are pending. The buffer is this
+   * appender's from here on, whatever happens.
+   */
   private def push(p: Int, buffer: RpmpBuffer, dataBytes: Int, last: Boolean): Unit = {
     val start = System.nanoTime()
-    require(!sawLast(p), s"partition $p pushed after its LAST chunk")
-    val cumulative = partitionLengths(p) + dataBytes
-    ShuffleChunk.writeHeader(header, p, chunks(p), cumulative, mapId, last)
-    buffer.byteBuffer().put(0, header, 0, headerBytes)
     val server = coords.serverFor(p)
     val ns = writeNamespace(p)
+    try {
+      require(!sawLast(p), s"partition $p pushed after its LAST chunk")
+      while (pending.size >= conf.maxPushesInFlight) awaitOldest()
+    } catch {
+      case e: Throwable =>
+        buffer.close()
+        throw e
+    }
+    ShuffleChunk.writeHeader(header, p, chunks(p), partitionLengths(p) + dataBytes, mapId, last)
+    buffer.byteBuffer().put(0, header, 0, headerBytes)
     val future = try {
       clients.get(server).appendAsync(ns, coords.partitionKey(p), buffer, mapId)
     } catch {
@@ -143,7 +107,7 @@ private[rpmp] final class ChunkAppender(
     pending.add(Push(p, server, ns, buffer, future))
     chunks(p) += 1
     sawLast(p) = last
-    partitionLengths(p) = cumulative
+    partitionLengths(p) += dataBytes
     metrics.incBytesWritten(dataBytes.toLong)
     metrics.incWriteTime(System.nanoTime() - start)
   }
@@ -190,20 +154,23 @@ private[rpmp] final class ChunkAppender(
   }
 
   /**
-   * A pooled buffer for appends to `ns` through `server`, waiting for the oldest push when
-   * too many are pending.
+   * A buffer of at least `bytes` for appends to `ns` through `server`: a pooled one (pooled
+   * ones too small are dropped), waiting for the oldest push first when too many are pending,
+   * else a new one.
    */
-  private def takeBuffer(server: String, ns: String): RpmpBuffer = {
+  private def takeBuffer(server: String, ns: String, bytes: Int): RpmpBuffer = {
     val pool = free.getOrElseUpdate((server, ns), new ArrayDeque[RpmpBuffer]())
     if (pool.isEmpty && pending.size >= conf.maxPushesInFlight) awaitOldest()
-    if (!pool.isEmpty) {
+    while (!pool.isEmpty) {
       val b = pool.poll()
-      b.setSize(0)
-      b
-    } else {
-      // Memory of the connection the appends go to (cluster mode: the primary's): no copy.
-      clients.get(server).allocateBufferForWrite(ns, bufferBytes)
+      if (b.capacity() >= bytes) {
+        b.setSize(0)
+        return b
+      }
+      b.close()
     }
+    // Memory of the connection the appends go to (cluster mode: the primary's): no copy.
+    clients.get(server).allocateBufferForWrite(ns, bytes)
   }
 
   private def awaitOldest(): Unit = {

@@ -9,22 +9,20 @@ package org.apache.spark.shuffle.rpmp
 
 import java.io.OutputStream
 
-import org.apache.spark.shuffle.ShuffleWriteMetricsReporter
 import org.apache.spark.shuffle.sort.RunSink
 import org.apache.spark.unsafe.Platform
 
+/**
+ * @param appender       this map attempt's appender (its buffers: push size plus Slack)
+ * @param wrap           Spark's compression (and encryption) around a chunk's bytes for a
+ *                       partition
+ * @param pushBufferSize a chunk is closed at the first record boundary past this many bytes
+ */
 private[rpmp] final class ChunkPusher(
-    coords: RpmpShuffleCoordinates,
-    mapId: Long,
-    clients: RpmpClientCache,
-    conf: RpmpConf,
-    metrics: ShuffleWriteMetricsReporter,
-    /** Spark's compression (and encryption) around a chunk's bytes for a partition. */
+    appender: ChunkAppender,
     wrap: (Int, OutputStream) => OutputStream,
-    numPartitions: Int) extends RunSink {
+    pushBufferSize: Int) extends RunSink {
 
-  private val appender = new ChunkAppender(coords, mapId, clients, conf, metrics,
-    numPartitions, conf.pushBufferSize + ChunkPusher.Slack)
   private val copyBuffer = new Array[Byte](ChunkPusher.CopyBytes)
   private var copyLength = 0
   private var lastRun = false
@@ -62,7 +60,7 @@ private[rpmp] final class ChunkPusher(
       if (copyLength == copyBuffer.length) drainCopyBuffer()
     }
     // Chunks end at record boundaries: each is a stream the reader decodes on its own.
-    if (sink.size >= conf.pushBufferSize) closeChunk(endOfRun = false)
+    if (sink.size >= pushBufferSize) closeChunk(endOfRun = false)
   }
 
   override def endRun(): Unit = {

@@ -1,10 +1,12 @@
-// Map side of an RPMP shuffle: one serialized (and compressed) byte buffer per reduce
-// partition, accounted to Spark's task memory manager. Each buffer starts with
-// ShuffleChunk.HeaderSize bytes reserved for the chunk header, so the writer stamps it in
-// place (no copy). A buffer that reaches the push size, or all of them when Spark asks this
-// consumer to spill, is closed as one self-contained chunk and handed to `push`; finish()
-// pushes the rest with last = true (a header-only chunk for a partition that pushed before
-// and has nothing left). Used only by RpmpShuffleWriter (task thread).
+// Map side of an RPMP shuffle for map-side-combining shuffles and serializers without
+// relocation: one open chunk per reduce partition, each a sink of a ChunkSinks (in the
+// plugin the ChunkAppender: registered memory, the chunk header's bytes left at its start,
+// so nothing is copied on the way to RPMP). A chunk that reaches the push size, or every
+// one when Spark asks this consumer to spill, is closed and handed to ChunkSinks.pushSink;
+// finish() pushes the rest with last = true, then asks for the header-only LAST chunks of
+// partitions that have nothing left. What the sinks hold is accounted as the task's
+// execution memory (the pool Spark bounds per task), so Spark's limits bound how much a
+// task buffers. Used only by RpmpShuffleWriter (task thread).
 package org.apache.spark.shuffle.rpmp
 
 import java.io.OutputStream
@@ -13,78 +15,36 @@ import org.apache.spark.memory.{MemoryConsumer, MemoryMode, TaskMemoryManager}
 import org.apache.spark.serializer.SerializationStream
 
 /**
- * A growable byte array exposed without copying (an OutputStream sink). Its first `reserved`
- * bytes are left for a header: writes start after them.
- */
-private[rpmp] final class ByteSink(initial: Int, reserved: Int = ShuffleChunk.HeaderSize)
-  extends OutputStream {
-  private var buf = new Array[Byte](math.max(initial, 64) + reserved)
-  private var count = reserved
-
-  /** Bytes in array(), header space included. */
-  def size: Int = count
-  /** Bytes written after the header space. */
-  def dataSize: Int = count - reserved
-  def array: Array[Byte] = buf
-  def reset(): Unit = count = reserved
-  def capacity: Int = buf.length
-
-  private def ensure(extra: Int): Unit = {
-    if (count + extra > buf.length) {
-      val grown = math.max(buf.length.toLong * 2, count.toLong + extra)
-      require(grown <= Int.MaxValue - 16, "partition buffer over 2 GiB")
-      buf = java.util.Arrays.copyOf(buf, grown.toInt)
-    }
-  }
-
-  override def write(b: Int): Unit = {
-    ensure(1)
-    buf(count) = b.toByte
-    count += 1
-  }
-
-  override def write(b: Array[Byte], off: Int, len: Int): Unit = {
-    ensure(len)
-    System.arraycopy(b, off, buf, count, len)
-    count += len
-  }
-
-  override def close(): Unit = {} // the bytes stay until reset()
-}
-
-/**
  * @param openStream wraps a partition's sink into a new serialization stream (compression
  *                   included); called lazily at the first record of each chunk
- * @param push       takes a finished chunk (partition, bytes, length, last): bytes[0, 32) is
- *                   header space for the caller to stamp, bytes[32, length) the data; the array
- *                   is reused after it returns, so push must copy or send synchronously
+ * @param chunks     gives the sinks and appends the full ones
  */
-private[rpmp] class PartitionBuffers(
+private[rpmp] class PartitionBuffers[S <: ChunkSink](
     taskMemoryManager: TaskMemoryManager,
     numPartitions: Int,
     pushBufferSize: Int,
     openStream: (Int, OutputStream) => SerializationStream,
-    push: (Int, Array[Byte], Int, Boolean) => Unit)
+    chunks: ChunkSinks[S])
   extends MemoryConsumer(taskMemoryManager, MemoryMode.ON_HEAP) {
 
-  private val sinks = new Array[ByteSink](numPartitions)
+  private val sinks = new Array[ChunkSink](numPartitions)
   private val streams = new Array[SerializationStream](numPartitions)
-  // Partitions that pushed a chunk already (their final chunk must carry LAST).
-  private val pushedBefore = new Array[Boolean](numPartitions)
+  // Partitions that filled a chunk before: their next sinks start at the full size.
+  private val filledBefore = new Array[Boolean](numPartitions)
+  private val firstSinkBytes = math.min(pushBufferSize, 64 << 10) + ShuffleChunk.HeaderSize
   private val memoryChunk = math.max(pushBufferSize.toLong, 1L << 20)
   private var granted = 0L
-  // Sum of the sinks' capacities, kept up to date per write (O(1), not a scan per record).
+  // Sum of the open sinks' capacities, kept up to date per write (O(1), not a scan per record).
   private var held = 0L
   private var inSpillableSection = false
 
   def write(partition: Int, key: Any, value: Any): Unit = {
     var stream = streams(partition)
     if (stream == null) {
-      if (sinks(partition) == null) {
-        sinks(partition) = new ByteSink(math.min(pushBufferSize, 64 << 10))
-        held += sinks(partition).capacity
-      }
-      stream = openStream(partition, sinks(partition))
+      val sink = chunks.openSink(partition, if (filledBefore(partition)) 0 else firstSinkBytes)
+      sinks(partition) = sink
+      held += sink.capacity
+      stream = openStream(partition, sink)
       streams(partition) = stream
     }
     val sink = sinks(partition)
@@ -92,31 +52,28 @@ private[rpmp] class PartitionBuffers(
     stream.writeKey(key)
     stream.writeValue(value)
     held += sink.capacity - before
-    if (sink.dataSize >= pushBufferSize) {
+    if (sink.size - ShuffleChunk.HeaderSize >= pushBufferSize) {
+      filledBefore(partition) = true
       flush(partition)
     }
     if (held > granted) ensureMemory()
   }
 
-  /** Heap held by the sinks (their arrays' capacity). */
+  /** Memory held by the open sinks (their capacity). */
   def bufferedBytes: Long = held
 
-  /** Gets task memory for what is buffered; pushes the largest buffers when refused. */
+  /** Gets task memory for what is buffered; pushes the largest chunks when refused. */
   private def ensureMemory(): Unit = {
-    var used = bufferedBytes
-    while (used > granted) {
+    while (held > granted) {
       inSpillableSection = true
       val got = try acquireMemory(memoryChunk) finally inSpillableSection = false
       granted += got
       if (got < memoryChunk) {
         flushLargest()
-        dropIdleSinks()
-        used = bufferedBytes
-        if (used > granted && !sinks.exists(s => s != null && s.dataSize > 0)) {
+        if (held > granted && !sinks.exists(_ != null)) {
           return // nothing left to push: keep going on what we have
         }
       }
-      used = bufferedBytes
     }
   }
 
@@ -125,37 +82,26 @@ private[rpmp] class PartitionBuffers(
     var bestSize = 0
     for (p <- sinks.indices) {
       val s = sinks(p)
-      if (s != null && s.dataSize > bestSize) {
+      if (s != null && s.size > bestSize) {
         best = p
-        bestSize = s.dataSize
+        bestSize = s.size
       }
     }
     if (best >= 0) flush(best)
   }
 
-  /**
-   * Closes partition p's stream and pushes its bytes as one chunk. With `last`, the chunk is
-   * the partition's final one: a partition that pushed before and has no data left pushes a
-   * header-only chunk; one that never had data pushes nothing.
-   */
+  /** Closes partition p's open chunk, if any, and pushes it (`last`: its final one). */
   def flush(partition: Int, last: Boolean = false): Unit = {
     val stream = streams(partition)
-    var pushed = false
     if (stream != null) {
       stream.close()
       streams(partition) = null
-      val sink = sinks(partition)
-      if (sink.dataSize > 0) {
-        push(partition, sink.array, sink.size, last)
-        pushed = true
-      }
-      sink.reset()
+      val sink = sinks(partition).asInstanceOf[S]
+      sinks(partition) = null
+      held -= sink.capacity
+      if (sink.size > ShuffleChunk.HeaderSize) chunks.pushSink(partition, sink, last)
+      else sink.discard()
     }
-    if (last && !pushed && pushedBefore(partition)) {
-      push(partition, new Array[Byte](ShuffleChunk.HeaderSize), ShuffleChunk.HeaderSize, true)
-      pushed = true
-    }
-    if (pushed) pushedBefore(partition) = true
   }
 
   /** Pushes every partition's buffered data (not as final chunks: a spill). */
@@ -166,16 +112,7 @@ private[rpmp] class PartitionBuffers(
   /** Pushes every partition's final chunk (after the last record). */
   def finish(): Unit = {
     for (p <- 0 until numPartitions) flush(p, last = true)
-  }
-
-  /** Frees sinks that hold no data so their heap goes back. */
-  private def dropIdleSinks(): Unit = {
-    for (p <- sinks.indices) {
-      if (sinks(p) != null && streams(p) == null) {
-        held -= sinks(p).capacity
-        sinks(p) = null
-      }
-    }
+    chunks.pushMissingLasts()
   }
 
   /** Called by the task memory manager when another consumer needs memory. */
@@ -186,14 +123,14 @@ private[rpmp] class PartitionBuffers(
       0L
     } else {
       flushAll()
-      dropIdleSinks()
       releaseAll()
     }
   }
 
-  /** Returns all task memory; the sinks are dropped (call after flushAll or on failure). */
+  /** Returns all task memory; open sinks are dropped unsent (after flushAll, or on failure). */
   def releaseAll(): Long = {
     for (p <- sinks.indices) {
+      if (sinks(p) != null) sinks(p).discard()
       sinks(p) = null
       streams(p) = null
     }

@@ -11,32 +11,21 @@
 // RpmpBypassShuffleWriter.canUse (or spark.rpmp.writer.path=bypass).
 package org.apache.spark.shuffle.rpmp
 
-import org.apache.spark.{ShuffleDependency, SparkEnv, TaskContext}
+import org.apache.spark.{ShuffleDependency, SparkEnv}
 import org.apache.spark.serializer.SerializationStream
-import org.apache.spark.shuffle.ShuffleWriteMetricsReporter
-import org.apache.spark.storage.ShuffleBlockId
 import org.apache.spark.util.Utils
 
-private[spark] class RpmpBypassShuffleWriter[K, V, C](
-    handle: RpmpShuffleHandle[K, V, C],
-    mapId: Long,
-    context: TaskContext,
-    metrics: ShuffleWriteMetricsReporter,
-    clients: RpmpClientCache,
-    conf: RpmpConf)
-  extends RpmpMapWriter[K, V, C](handle, mapId) {
+private[spark] class RpmpBypassShuffleWriter[K, V, C](task: MapTask[K, V, C])
+  extends RpmpMapWriter[K, V, C](task) {
 
   private val sinks = new Array[RegisteredSink](numPartitions)
   private val streams = new Array[SerializationStream](numPartitions)
   private var appender: ChunkAppender = _
 
   override def write(input: Iterator[Product2[K, V]]): Unit = {
-    // Like Spark's writers: the checksum covers the input records.
-    val records = RowChecksums.tap(input, rowChecksums, dep.partitioner.getPartition)
-    appender = new ChunkAppender(coords, mapId, clients, conf, metrics, numPartitions,
-      RpmpBypassShuffleWriter.bufferBytes(conf))
+    val records = checksummed(input)
+    appender = newAppender(RpmpBypassShuffleWriter.bufferBytes(conf))
     val serializer = dep.serializer.newInstance()
-    val serializerManager = SparkEnv.get.serializerManager
     val partitioner = dep.partitioner
     val chunkBytes = conf.bypassChunkBytes + ShuffleChunk.HeaderSize
     var count = 0L
@@ -47,8 +36,7 @@ private[spark] class RpmpBypassShuffleWriter[K, V, C](
       if (stream == null) {
         val sink = appender.openSink(p)
         sinks(p) = sink
-        stream = serializer.serializeStream(
-          serializerManager.wrapStream(ShuffleBlockId(coords.shuffleId, mapId, p), sink))
+        stream = serializer.serializeStream(wrapStream(p, sink))
         streams(p) = stream
       }
       stream.writeKey(record._1.asInstanceOf[Any])

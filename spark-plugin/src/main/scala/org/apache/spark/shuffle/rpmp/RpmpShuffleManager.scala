@@ -146,12 +146,11 @@ class RpmpShuffleManager(conf: SparkConf, isDriver: Boolean)
       metrics: ShuffleWriteMetricsReporter): ShuffleWriter[K, V] = handle match {
     case h: RpmpShuffleHandle[K @unchecked, V @unchecked, _] =>
       RpmpMetrics.register(() => clients.liveBuffers, () => clients.clusterCounters)
+      val task = new MapTask(h, mapId, context, metrics, clients, rpmpConf)
       RpmpShuffleManager.writerPath(rpmpConf.writerPath, h.dependency) match {
-        case WriterPath.Bypass =>
-          new RpmpBypassShuffleWriter(h, mapId, context, metrics, clients, rpmpConf)
-        case WriterPath.Sort =>
-          new RpmpSortShuffleWriter(h, mapId, context, metrics, clients, rpmpConf)
-        case _ => new RpmpShuffleWriter(h, mapId, context, metrics, clients, rpmpConf)
+        case WriterPath.Bypass => new RpmpBypassShuffleWriter(task)
+        case WriterPath.Sort => new RpmpSortShuffleWriter(task)
+        case _ => new RpmpShuffleWriter(task)
       }
     case other =>
       sortManager.getWriter(other, mapId, context, metrics)

@@ -8,32 +8,21 @@
 // Created by RpmpShuffleManager.getWriter when RpmpSortShuffleWriter.canUse.
 package org.apache.spark.shuffle.rpmp
 
-import org.apache.spark.{ShuffleDependency, SparkEnv, TaskContext}
-import org.apache.spark.shuffle.ShuffleWriteMetricsReporter
+import org.apache.spark.{ShuffleDependency, SparkEnv}
 import org.apache.spark.shuffle.sort.RpmpRecordSorter
-import org.apache.spark.storage.ShuffleBlockId
 import org.apache.spark.unsafe.Platform
 import org.apache.spark.util.Utils
 
-private[spark] class RpmpSortShuffleWriter[K, V, C](
-    handle: RpmpShuffleHandle[K, V, C],
-    mapId: Long,
-    context: TaskContext,
-    metrics: ShuffleWriteMetricsReporter,
-    clients: RpmpClientCache,
-    conf: RpmpConf)
-  extends RpmpMapWriter[K, V, C](handle, mapId) {
+private[spark] class RpmpSortShuffleWriter[K, V, C](task: MapTask[K, V, C])
+  extends RpmpMapWriter[K, V, C](task) {
 
   private var sorter: RpmpRecordSorter = _
   private var pusher: ChunkPusher = _
 
   override def write(input: Iterator[Product2[K, V]]): Unit = {
-    // Like Spark's writers: the checksum covers the input records.
-    val records = RowChecksums.tap(input, rowChecksums, dep.partitioner.getPartition)
-    val serializerManager = SparkEnv.get.serializerManager
-    pusher = new ChunkPusher(coords, mapId, clients, conf, metrics,
-      (p, out) => serializerManager.wrapStream(ShuffleBlockId(coords.shuffleId, mapId, p), out),
-      numPartitions)
+    val records = checksummed(input)
+    pusher = new ChunkPusher(newAppender(conf.pushBufferSize + ChunkPusher.Slack), wrapStream,
+      conf.pushBufferSize)
     sorter = new RpmpRecordSorter(context.taskMemoryManager(), 4096,
       SparkEnv.get.conf.getBoolean("spark.shuffle.sort.useRadixSort", true), pusher,
       conf.sortRunBytes)
