@@ -1,4 +1,5 @@
 // Implementation of rpmpctl's cluster commands (see cluster_commands.h).
+#include "cli/exit_codes.h"
 #include "cli/cluster_commands.h"
 
 #include <algorithm>
@@ -14,15 +15,8 @@
 namespace rpmp {
 namespace {
 
-int Fail(const Status& st) {
-  std::fprintf(stderr, "rpmpctl: %s\n", st.ToString().c_str());
-  return 1;
-}
-
-int Bad(const std::string& why) {
-  std::fprintf(stderr, "rpmpctl: %s\n", why.c_str());
-  return 2;
-}
+using cli::Bad;
+using cli::Fail;
 
 void PrintNamespace(const v1::Namespace& ns, bool detail) {
   std::string members;

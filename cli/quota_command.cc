@@ -1,4 +1,5 @@
 // Implementation of rpmpctl quota (see quota_command.h).
+#include "cli/exit_codes.h"
 #include "cli/quota_command.h"
 
 #include <cinttypes>
@@ -10,15 +11,8 @@
 namespace rpmp {
 namespace {
 
-int Fail(const Status& st) {
-  std::fprintf(stderr, "rpmpctl: %s\n", st.ToString().c_str());
-  return 1;
-}
-
-int Bad(const std::string& why) {
-  std::fprintf(stderr, "rpmpctl: %s\n", why.c_str());
-  return 2;
-}
+using cli::Bad;
+using cli::Fail;
 
 // "used of max" for one dimension, "-" for no limit.
 std::string Limit(uint64_t max, const std::string& max_text) { return max == 0 ? "-" : max_text; }

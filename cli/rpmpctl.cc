@@ -16,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "cli/exit_codes.h"
 #include "cli/cluster_commands.h"
 #include "cli/stat_command.h"
 #include "common/config_util.h"
@@ -26,6 +27,9 @@
 
 namespace rpmp {
 namespace {
+
+using cli::Bad;
+using cli::Fail;
 
 constexpr const char* kUsage =
     "usage: rpmpctl (--server HOST:PORT | --proxy HOST:PORT[,HOST:PORT]) [--timeout DURATION]\n"
@@ -69,11 +73,6 @@ int Usage(const std::string& why) {
   if (!why.empty()) std::fprintf(stderr, "rpmpctl: %s\n", why.c_str());
   std::fputs(kUsage, stderr);
   return 2;
-}
-
-int Fail(const Status& st) {
-  std::fprintf(stderr, "rpmpctl: %s\n", st.ToString().c_str());
-  return 1;
 }
 
 StatusOr<std::string> ReadInput(const std::string& path) {

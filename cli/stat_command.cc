@@ -1,4 +1,5 @@
 // Implementation of rpmpctl stat (see stat_command.h).
+#include "cli/exit_codes.h"
 #include "cli/stat_command.h"
 
 #include <algorithm>
@@ -14,10 +15,8 @@
 namespace rpmp {
 namespace {
 
-int Fail(const Status& st) {
-  std::fprintf(stderr, "rpmpctl: %s\n", st.ToString().c_str());
-  return 1;
-}
+using cli::Bad;
+using cli::Fail;
 
 std::string LastRun(uint64_t unix_ms) {
   if (unix_ms == 0) return "never";

@@ -130,10 +130,10 @@ TEST_CASE("the same write id sent again after kill -9 and restart is not applied
   {
     auto c = ConnectTo(server, std::chrono::seconds(0));
     auto* impl = static_cast<ClientImpl*>(c.get());
-    REQUIRE(impl->WriteWithId(false, "ids", "log", small.data(), small.size(), 1, id).ok());
-    REQUIRE(impl->WriteWithId(false, "ids", "log", big.data(), big.size(), 2, {0x5EED, 2}).ok());
-    REQUIRE(impl->WriteWithId(true, "ids", "k", "v1", 2, 0, {0x5EED, 3}).ok());
-    REQUIRE(impl->WriteWithId(true, "ids", "k", "v2", 2, 0, {0x5EED, 4}).ok());
+    REQUIRE(impl->WriteWithId(WriteKind::kAppend, "ids", "log", small.data(), small.size(), 1, id).ok());
+    REQUIRE(impl->WriteWithId(WriteKind::kAppend, "ids", "log", big.data(), big.size(), 2, {0x5EED, 2}).ok());
+    REQUIRE(impl->WriteWithId(WriteKind::kPut, "ids", "k", "v1", 2, 0, {0x5EED, 3}).ok());
+    REQUIRE(impl->WriteWithId(WriteKind::kPut, "ids", "k", "v2", 2, 0, {0x5EED, 4}).ok());
     REQUIRE(impl->DeleteWithId("ids", "gone", {0x5EED, 5}).IsNotFound());
   }
   REQUIRE(server.Kill(SIGKILL) == 128 + SIGKILL);
@@ -141,13 +141,13 @@ TEST_CASE("the same write id sent again after kill -9 and restart is not applied
   auto c = ConnectTo(server, std::chrono::seconds(0));
   auto* impl = static_cast<ClientImpl*>(c.get());
   // The retries (same ids) are answered OK and apply nothing.
-  CHECK(impl->WriteWithId(false, "ids", "log", small.data(), small.size(), 1, id).ok());
-  CHECK(impl->WriteWithId(false, "ids", "log", big.data(), big.size(), 2, {0x5EED, 2}).ok());
-  CHECK(impl->WriteWithId(true, "ids", "k", "v1", 2, 0, {0x5EED, 3}).ok());
+  CHECK(impl->WriteWithId(WriteKind::kAppend, "ids", "log", small.data(), small.size(), 1, id).ok());
+  CHECK(impl->WriteWithId(WriteKind::kAppend, "ids", "log", big.data(), big.size(), 2, {0x5EED, 2}).ok());
+  CHECK(impl->WriteWithId(WriteKind::kPut, "ids", "k", "v1", 2, 0, {0x5EED, 3}).ok());
   CHECK(*c->Get("ids", "log") == small + big);
   CHECK(*c->Get("ids", "k") == "v2");  // the old put did not come back
   // The same id for another write is refused, not silently dropped.
-  CHECK(impl->WriteWithId(false, "ids", "other", "x", 1, 0, id).code() ==
+  CHECK(impl->WriteWithId(WriteKind::kAppend, "ids", "other", "x", 1, 0, id).code() ==
         StatusCode::kInvalidArgument);
   // Ordinary calls mint fresh ids and apply.
   REQUIRE(c->Append("ids", "log", "z", 1, 3).ok());

@@ -77,17 +77,18 @@ StatusOr<std::unique_ptr<Connection>> Connection::OpenOn(const std::string& serv
   RPMP_RETURN_IF_ERROR(c->Setup());
   if (c->PeerIsGone())  // fail at once: the provider would only time out
     return Status::Unavailable("cannot reach rpmp-server at " + server + ": connection refused");
-  c->progress_ = std::thread([p = c.get()] {
-    NameThisThread("rpmp-progress");
-    p->ProgressLoop();
-  });
-  Status st;
-  {
-    std::lock_guard<std::mutex> lock(c->hello_mu_);
-    st = c->Hello();
-  }
+  Status st = c->StartProgressAndHello();
   if (!st.ok()) return st.Annotate("cannot reach rpmp-server at " + server);
   return c;
+}
+
+Status Connection::StartProgressAndHello() {
+  progress_ = std::thread([this] {
+    NameThisThread("rpmp-progress");
+    ProgressLoop();
+  });
+  std::lock_guard<std::mutex> lock(hello_mu_);
+  return Hello();
 }
 
 StatusOr<std::unique_ptr<Connection>> Connection::OpenShard(Connection* primary,
@@ -109,15 +110,7 @@ StatusOr<std::unique_ptr<Connection>> Connection::OpenShard(Connection* primary,
   RPMP_ASSIGN_OR_RETURN(c->peer_, c->fabric_->InsertPeer(shard_address));
   c->pool_ = primary->pool_;
   RPMP_RETURN_IF_ERROR(c->SetupFrames());
-  c->progress_ = std::thread([p = c.get()] {
-    NameThisThread("rpmp-progress");
-    p->ProgressLoop();
-  });
-  Status st;
-  {
-    std::lock_guard<std::mutex> lock(c->hello_mu_);
-    st = c->Hello();
-  }
+  Status st = c->StartProgressAndHello();
   if (!st.ok()) return st.Annotate("cannot reach data shard " + std::to_string(shard));
   return c;
 }

@@ -130,6 +130,8 @@ class Connection {
   // Frames, call slots and receives on fabric_ (Setup, OpenShard).
   Status SetupFrames();
   Status Hello();
+  // Starts the progress thread, then says HELLO under hello_mu_ (OpenOn, OpenShard).
+  Status StartProgressAndHello();
   // BYE for the current session, waiting at most a second for the answer (hello_mu_ held
   // or the destructor): the server frees it instead of keeping it until it expires.
   void SayBye();
