@@ -64,7 +64,7 @@ void Write(Client* c, Stream* s) {
   }
 }
 
-TEST_CASE("a node that joins mid-stream takes new placement groups; every acknowledged append reads back") {
+TEST_CASE("a node that joins mid-stream takes new placement groups and every acknowledged append reads back") {
   ClusterHarness h;
   REQUIRE(h.Start(1, 3));
   std::unique_ptr<Client> c = h.Connect();

@@ -106,10 +106,16 @@ TEST_CASE("quotas refuse namespaces and bytes over them, through the client and 
     REQUIRE(got.ok());
     CHECK(*got == v);
   }
-  // rpmpctl shows the use against the quota.
+  // rpmpctl shows the use against the quota, as the nodes' heartbeats report it (the
+  // leader's sum can lag the primary's own count by a heartbeat or two).
   StatusOr<v1::ListQuotasReply> listed = h.proxy().ListQuotas();
+  CHECK(Eventually([&] {
+    listed = h.proxy().ListQuotas();
+    return listed.ok() && listed->quotas_size() == 1 && listed->quotas(0).used_bytes() >= acked;
+  }, 10s));
   REQUIRE(listed.ok());
   REQUIRE(listed->quotas_size() == 1);
+  INFO("listed use " << listed->quotas(0).used_bytes() << " of " << acked << " acknowledged");
   CHECK(listed->quotas(0).used_bytes() >= acked);
   CHECK(listed->quotas(0).namespaces() == 3);
   REQUIRE(ctl({"quota", "ls"}) == 0);

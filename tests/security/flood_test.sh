@@ -5,10 +5,15 @@
 # an honest rpmp-bench (4 KiB put and get, 2 threads) runs. Checks:
 #   - the flood arrived (every HELLO sent; the server's dropped-HELLO counter rose by at
 #     least the third of them with bad addresses) and overlapped the whole attacked run;
-#   - the honest p99 of put and of get under attack stays within 2x of its unattacked
-#     value, measured in the same test: 5 rounds alternate an unattacked run and one
-#     under flood, and the medians over the rounds of each run's p99 are compared (a
-#     shared machine's own noise moves single p99s by more than 2x);
+#   - every honest call under attack succeeds (errors=0), and the honest p99 of put and of
+#     get under attack stays within 2x of its unattacked value, measured in the same test:
+#     5 rounds alternate an unattacked run and one under flood; the median over the
+#     rounds of the attacked runs' p99 must be at most 2x the highest unattacked p99 of
+#     the same test. On a shared 2-core VM unattacked p99s of one test differ by up to
+#     13x from round to round (326 to 4282 us seen), so 2x of their median failed on
+#     noise alone; the attack this guards against (slots held by HELLOs) made honest
+#     calls time out after seconds, far beyond that bound. The ratio to the unattacked
+#     median is printed too;
 #   - once each flood ends, every receive slot is free again (rpmp_server_inflight_slots
 #     0) within the step-1 deadline (hello_timeout, 2 s) and 0.5 s of polling.
 # The flood starts before each attacked run and is stopped (SIGTERM) when the run ends,
@@ -106,8 +111,13 @@ status=0
 for w in put get; do
   calm=$(median_p99 $w "$work/calm" .out) flood_p99=$(median_p99 $w "$work/flood" .bench)
   echo "$w p99_us per round: unattacked $(for r in $(seq "$rounds"); do p99 $w "$work/calm$r.out"; done | paste -sd' '), under flood $(for r in $(seq "$rounds"); do p99 $w "$work/flood$r.bench"; done | paste -sd' ')"
-  echo "$w median p99_us: unattacked $calm, under flood $flood_p99 (limit $((2 * calm)))"
-  [ "$flood_p99" -le $((2 * calm)) ] || { echo "FAIL: $w median p99 under flood $flood_p99 us > 2 x $calm us" >&2; status=1; }
+  worst=$(for r in $(seq "$rounds"); do p99 $w "$work/calm$r.out"; done | sort -n | tail -1)
+  echo "$w median p99_us: unattacked $calm (highest $worst), under flood $flood_p99 (ratio to the unattacked median $(awk -v a="$flood_p99" -v b="$calm" 'BEGIN {printf "%.2f", a / b}'); limit $((2 * worst)))"
+  [ "$flood_p99" -le $((2 * worst)) ] || { echo "FAIL: $w median p99 under flood $flood_p99 us > 2 x the highest unattacked p99 $worst us" >&2; status=1; }
+  for r in $(seq "$rounds"); do
+    grep "workload=$w " "$work/flood$r.bench" | grep -q " errors=0" \
+      || { grep "workload=$w " "$work/flood$r.bench" >&2; echo "FAIL: $w calls failed under flood (round $r)" >&2; status=1; }
+  done
 done
 [ "$status" -eq 0 ] || exit 1
 echo "PASS"
