@@ -12,10 +12,12 @@
 
 #include "rpmp/client.h"
 #include "tests/server_process.h"
+#include "tests/stream_ledger.h"
 
 namespace rpmp {
 namespace {
 
+using testing::CheckStreamAgainstLedger;
 using testing::ServerProcess;
 
 // Deterministic content of the record with this tag; sizes cross the inline limit.
@@ -107,23 +109,7 @@ void StopDuringAppends(int sig, int expected_exit) {
   c.reset();
   REQUIRE(server.Restart());
   auto r = ConnectTo(server);
-  StatusOr<ObjectMeta> m = r->GetMeta("crash", "stream");
-  REQUIRE(m.ok());
-  std::set<uint64_t> visible;
-  StatusOr<Buffer> buf = r->AllocBuffer(1 << 20);
-  REQUIRE(buf.ok());
-  for (const RecordRef& rec : m->records) {
-    CHECK(attempted.count(rec.tag) == 1);       // nothing invented
-    CHECK(visible.insert(rec.tag).second);      // nothing doubled
-    REQUIRE(r->ReadRecord(rec, &*buf, 0).ok()); // checksum verified
-    std::string expect = RecordFor(rec.tag);
-    CHECK(rec.length == expect.size());
-    CHECK(std::memcmp(buf->data(), expect.data(), expect.size()) == 0);
-  }
-  size_t lost = 0;
-  for (uint64_t t : acked) lost += visible.count(t) == 0;
-  INFO(acked.size() << " acknowledged, " << visible.size() << " visible, " << attempted.size() << " attempted");
-  CHECK(lost == 0);
+  CheckStreamAgainstLedger(r.get(), "crash", "stream", attempted, acked, RecordFor);
   CHECK(acked.size() >= 400);
 }
 

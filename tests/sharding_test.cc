@@ -17,10 +17,12 @@
 
 #include "rpmp/client.h"
 #include "tests/server_process.h"
+#include "tests/stream_ledger.h"
 
 namespace rpmp {
 namespace {
 
+using testing::CheckStreamAgainstLedger;
 using testing::ServerProcess;
 
 // Deterministic bytes of (seed); sizes cross the inline limit (16 KiB on tcp;ofi_rxm).
@@ -162,23 +164,7 @@ TEST_CASE("kill -9 of a 2-shard server mid-stream loses no acknowledged record")
   c2.reset();
   REQUIRE(server.Restart());
   auto r = ConnectTo(server, "crash-check");
-  StatusOr<ObjectMeta> m = r->GetMeta("crash", "stream");
-  REQUIRE(m.ok());
-  std::set<uint64_t> visible;
-  StatusOr<Buffer> buf = r->AllocBuffer(1 << 20);
-  REQUIRE(buf.ok());
-  for (const RecordRef& rec : m->records) {
-    CHECK(attempted.count(rec.tag) == 1);        // nothing invented
-    CHECK(visible.insert(rec.tag).second);       // nothing doubled
-    REQUIRE(r->ReadRecord(rec, &*buf, 0).ok());  // checksum verified
-    std::string expect = ValueFor(rec.tag);
-    CHECK(rec.length == expect.size());
-    CHECK(std::memcmp(buf->data(), expect.data(), expect.size()) == 0);
-  }
-  size_t lost = 0;
-  for (uint64_t t : acked) lost += visible.count(t) == 0;
-  INFO(acked.size() << " acknowledged, " << visible.size() << " visible, " << attempted.size() << " attempted");
-  CHECK(lost == 0);
+  CheckStreamAgainstLedger(r.get(), "crash", "stream", attempted, acked, ValueFor);
   CHECK(acked.size() >= 400);
 }
 
