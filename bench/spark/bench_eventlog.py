@@ -5,8 +5,9 @@
 #       (seconds, fetch wait, write time, bytes, GC, peak executor heap and execution
 #       memory) and appends the figures to RESULTS_JSONL
 #   bench_eventlog.py summary RESULTS_JSONL
-#       medians per (job, partitions, shuffle), per-round ratios rpmp/sort, and a check
-#       that both shuffles gave the same output; exit 1 when they did not
+#       medians per (job, partitions, shuffle), per-round ratios rpmp/sort (and
+#       rpmp/rpmp-old when an old build ran), and a check that every shuffle gave the
+#       same output; exit 1 when they did not
 # Used only by run-jvm-bench.sh.
 import json
 import os
@@ -102,7 +103,7 @@ def summary(path):
             ok = False
             print("job=%s partitions=%s OUTPUT MISMATCH between runs: %s" % (job, parts, sorted(outs)))
         med = {}
-        for s in ("rpmp", "sort"):
+        for s in ("rpmp", "rpmp-old", "sort"):
             sr = [r for r in rs if r["shuffle"] == s and r["round"] != "sweep"]
             if not sr:
                 continue
@@ -120,6 +121,17 @@ def summary(path):
                      med["rpmp"]["fetch_wait_ms"], med["sort"]["fetch_wait_ms"],
                      med["rpmp"]["write_time_ms"], med["sort"]["write_time_ms"],
                      med["rpmp"]["peak_heap_mb"], med["sort"]["peak_heap_mb"]))
+        if "rpmp" in med and "rpmp-old" in med:
+            by = {(r["shuffle"], r["round"]): r for r in rs}
+            ratios = [by[("rpmp", k)]["seconds"] / by[("rpmp-old", k)]["seconds"]
+                      for (s, k) in sorted(by) if s == "rpmp" and ("rpmp-old", k) in by]
+            print("ratio job=%s partitions=%s rpmp/rpmp-old median_seconds=%.3f per_round=[%s]"
+                  " fetch_wait=%d/%d ms write_time=%d/%d ms peak_heap=%d/%d MiB"
+                  % (job, parts, med["rpmp"]["seconds"] / med["rpmp-old"]["seconds"],
+                     " ".join("%.3f" % x for x in ratios),
+                     med["rpmp"]["fetch_wait_ms"], med["rpmp-old"]["fetch_wait_ms"],
+                     med["rpmp"]["write_time_ms"], med["rpmp-old"]["write_time_ms"],
+                     med["rpmp"]["peak_heap_mb"], med["rpmp-old"]["peak_heap_mb"]))
     sweep = [r for r in rows if r["round"] == "sweep"]
     if sweep:
         print("heap sweep (agg on rpmp): " + " ".join(

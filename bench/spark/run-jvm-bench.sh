@@ -13,7 +13,12 @@
 #       [--replicas 1] [--partitions N] [--heap-sweep 200,2000,10000] [--jfr]
 #       [--master 'local-cluster[2,1,2048]'] [--executor-memory 2g] [--build DIR]
 #       [--only rpmp|sort] [--rpmp-conf K=V]... [--conf K=V]... [--keep] [--insecure]
+#       [--old-build DIR --old-repo DIR]
 #
+# --old-build/--old-repo: an older checkout (old-repo) and its build (old-build, with
+# -DRPMP_JAVA=ON) run as a third shuffle, "rpmp-old", on a second local cluster of its
+# own (its deploy/local-cluster.sh and binaries, base port +100), in the same rounds: the
+# summary adds the ratio rpmp/rpmp-old ("no slower than before", same run, same load).
 # The RPMP cluster is secured as local-cluster.sh makes it (cluster secret, mutual TLS);
 # --insecure starts it without either, to measure what security costs.
 # Sizes at --scale 1: terasort 10 M rows (orderBy, spark.sql.shuffle.partitions 200
@@ -31,7 +36,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 repo=$(cd "$here/../.." && pwd)
 jobs=terasort,agg,join rounds=3 scale=1.0 replicas=1 partitions="" heap_sweep="" jfr=0
 master="local-cluster[2,1,2048]" executor_memory=2g driver_memory=2g
-build=${RPMP_BUILD:-$repo/build} only="" keep=0 insecure=0 prefault=1
+build=${RPMP_BUILD:-$repo/build} only="" keep=0 insecure=0 prefault=1 old_build="" old_repo=""
 rpmp_extra=() common_extra=()
 usage() { sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 2; }
 while [[ $# -gt 0 ]]; do
@@ -52,12 +57,22 @@ while [[ $# -gt 0 ]]; do
     --keep) keep=1; shift ;;
     --insecure) insecure=1; shift ;;
     --no-prefault) prefault=0; shift ;;
+    --old-build) old_build=$2; shift 2 ;;
+    --old-repo) old_repo=$2; shift 2 ;;
     -h|--help) usage ;;
     *) echo "run-jvm-bench: unknown argument $1" >&2; usage ;;
   esac
 done
 [[ "$rounds" =~ ^[1-9][0-9]*$ ]] || { echo "run-jvm-bench: --rounds must be a positive integer" >&2; exit 2; }
 case "$only" in ""|rpmp|sort) ;; *) echo "run-jvm-bench: --only rpmp|sort" >&2; exit 2 ;; esac
+if [[ -n "$old_build$old_repo" ]]; then
+  [[ -n "$old_build" && -n "$old_repo" && -z "$only" ]] || {
+    echo "run-jvm-bench: --old-build and --old-repo go together, without --only" >&2; exit 2; }
+  old_build=$(cd "$old_build" && pwd) old_repo=$(cd "$old_repo" && pwd)
+  for f in "$old_build/jars/rpmp-spark.jar" "$old_build/bin/rpmp-server" "$old_repo/deploy/local-cluster.sh"; do
+    [[ -e "$f" ]] || { echo "run-jvm-bench: missing $f" >&2; exit 2; }
+  done
+fi
 
 build=$(cd "$build" && pwd)
 jar="$build/jars/rpmp-spark.jar" bench_jar="$build/jars/rpmp-spark-bench.jar"
@@ -83,9 +98,15 @@ export RPMP_POOL_SIZE=${RPMP_POOL_SIZE:-$(awk -v s="$scale" -v r="$replicas" \
 # the first job (about 3 CPU-seconds a 1 GB shuffle here). --no-prefault measures that.
 export RPMP_PREFAULT=$prefault
 export RPMP_PROXY_FLAGS=${RPMP_PROXY_FLAGS:---heartbeat-timeout 30s --suspect-after 15s --heartbeat-interval 1s --session-ttl 10}
-cluster_up=0 failed=0 app_ids=()
+cluster_up=0 old_up=0 failed=0 app_ids=()
+# old_cluster ARGS...: the older checkout's local-cluster.sh on its own ports, run dir, binaries.
+old_cluster() {
+  RPMP_BASE_PORT=$((RPMP_BASE_PORT + 100)) RPMP_RUN_DIR="$work/old-cluster" RPMP_BIN_DIR="$old_build/bin" \
+    "$old_repo/deploy/local-cluster.sh" "$@"
+}
 cleanup() {
   if [[ $cluster_up -eq 1 ]]; then "$repo/deploy/local-cluster.sh" stop --wipe >/dev/null 2>&1 || true; fi
+  if [[ $old_up -eq 1 ]]; then old_cluster stop --wipe >/dev/null 2>&1 || true; fi
   if [[ -n "$spark_home" ]]; then
     for id in "${app_ids[@]}"; do [[ -n "$id" ]] && rm -rf "${spark_home:?}/work/$id"; done
   fi
@@ -101,6 +122,18 @@ if [[ "$only" != sort ]]; then
   "$repo/deploy/local-cluster.sh" start "$security" > "$work/cluster-start.log" 2>&1 || {
     failed=1; cat "$work/cluster-start.log" >&2; exit 1; }
   proxies=$(sed -n 's/^RPMP_PROXIES=//p' "$work/cluster-start.log" | tail -1)
+fi
+old_env=()
+if [[ -n "$old_build" ]]; then
+  old_up=1
+  old_cluster start "$security" > "$work/old-cluster-start.log" 2>&1 || {
+    failed=1; cat "$work/old-cluster-start.log" >&2; exit 1; }
+  old_proxies=$(sed -n 's/^RPMP_PROXIES=//p' "$work/old-cluster-start.log" | tail -1)
+  for v in RPMP_SECRET_FILE RPMP_TLS_DIR; do
+    val=$(sed -n "s/^$v=//p" "$work/old-cluster-start.log" | tail -1)
+    [[ $insecure -eq 1 || -n "$val" ]] || { failed=1; cat "$work/old-cluster-start.log" >&2; echo "old cluster: no $v" >&2; exit 1; }
+    old_env+=("$v=$val")
+  done
 fi
 if [[ "$only" != sort && $insecure -eq 0 ]]; then
   # The cluster is secured: the executors' librpmp reads the secret from RPMP_SECRET_FILE.
@@ -130,6 +163,12 @@ rpmp=(--conf spark.shuffle.manager=io.rpmp.spark.PmofShuffleManager
   --conf spark.rpmp.fallback=fail
   --conf "spark.driver.extraClassPath=$jar" --conf "spark.executor.extraClassPath=$jar")
 rpmp+=("${rpmp_extra[@]}")
+old_jar="$old_build/jars/rpmp-spark.jar"
+rpmp_old=(--conf spark.shuffle.manager=io.rpmp.spark.PmofShuffleManager
+  --conf "spark.rpmp.proxies=${old_proxies:-}" --conf "spark.rpmp.replicas=$replicas"
+  --conf spark.rpmp.fallback=fail
+  --conf "spark.driver.extraClassPath=$old_jar" --conf "spark.executor.extraClassPath=$old_jar")
+rpmp_old+=("${rpmp_extra[@]}")
 
 rows_for() {  # job -> rows at --scale
   local base
@@ -147,6 +186,7 @@ echo "jobs=$jobs rounds=$rounds scale=$scale replicas=$replicas master=$master" 
 for j in ${jobs//,/ }; do echo "job $j: rows=$(rows_for "$j") shuffle_partitions=$(parts_for "$j")"; done
 echo "machine: $(nproc) cores, $(free -g | awk '/^Mem:/ {print $2 " GiB RAM, " $7 " GiB available"}'); uptime:$(uptime)"
 [[ "$only" == sort ]] || echo "rpmp: local cluster (3 servers, pools $RPMP_POOL_SIZE on /dev/shm, security $([[ $insecure -eq 1 ]] && echo off || echo "on: secret + mutual TLS"), pools prefaulted: $([[ $prefault -eq 1 ]] && echo yes || echo no)) proxies=$proxies; rpmp conf: ${rpmp_extra[*]:-(defaults)}"
+[[ -z "$old_build" ]] || echo "rpmp-old: $(git -C "$old_repo" log -1 --format='%h %ad' --date=short) from $old_build, its own local cluster (same pools and security) proxies=$old_proxies"
 [[ ${#common_extra[@]} -eq 0 ]] || echo "extra conf (both): ${common_extra[*]}"
 echo "work dir: $work"
 
@@ -155,12 +195,13 @@ results="$work/results.jsonl"
 # run_one JOB SHUFFLE ROUND [PARTITIONS]: one spark-submit; appends its figures to results.
 run_one() {
   local job=$1 shuffle=$2 round=$3 parts=${4:-$(parts_for "$1")}
-  local log="$work/$job-$shuffle-$round-$parts.log" rc=0 line args=("${common[@]}")
+  local log="$work/$job-$shuffle-$round-$parts.log" rc=0 line args=("${common[@]}") envs=()
   [[ "$shuffle" == rpmp ]] && args+=("${rpmp[@]}")
+  [[ "$shuffle" == rpmp-old ]] && { args+=("${rpmp_old[@]}"); envs=("${old_env[@]}"); }
   if [[ $jfr -eq 1 && "$round" == 1 ]]; then
     args+=(--conf "spark.executor.extraJavaOptions=-XX:StartFlightRecording=filename=$work/jfr/$job-$shuffle-{{EXECUTOR_ID}}.jfr,settings=profile,dumponexit=true")
   fi
-  "$spark_submit" "${args[@]}" "$bench_jar" --job "$job" --rows "$(rows_for "$job")" \
+  env "${envs[@]}" "$spark_submit" "${args[@]}" "$bench_jar" --job "$job" --rows "$(rows_for "$job")" \
     --partitions "$parts" > "$log" 2>&1 || rc=$?
   line=$(grep -a '^BENCH_RESULT ' "$log" | tail -1 | cut -d' ' -f2- || true)
   if [[ -z "$line" || $rc -ne 0 ]]; then
@@ -170,7 +211,7 @@ run_one() {
     return
   fi
   app_ids+=("$("$py" -c 'import json,sys; print(json.loads(sys.argv[1])["app_id"])' "$line")")
-  if [[ "$shuffle" == rpmp ]] && ! grep -q "stored in RPMP namespace" "$log"; then
+  if [[ "$shuffle" == rpmp* ]] && ! grep -q "stored in RPMP namespace" "$log"; then
     echo "job=$job shuffle=$shuffle round=$round FAILED: shuffle not stored in RPMP (log $log)"
     failed=1
   fi
@@ -180,6 +221,10 @@ run_one() {
 for j in ${jobs//,/ }; do
   for ((i = 1; i <= rounds; i++)); do
     if (( i % 2 == 1 )); then order=(rpmp sort); else order=(sort rpmp); fi
+    # With an old build: rotate the three so each goes first, second and last in turn.
+    if [[ -n "$old_build" ]]; then
+      case $((i % 3)) in 1) order=(rpmp rpmp-old sort) ;; 2) order=(rpmp-old sort rpmp) ;; 0) order=(sort rpmp rpmp-old) ;; esac
+    fi
     for s in "${order[@]}"; do
       [[ -z "$only" || "$only" == "$s" ]] || continue
       run_one "$j" "$s" "$i"
