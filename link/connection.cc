@@ -1,5 +1,5 @@
 // Connection set-up, request submission, the progress thread and timeouts.
-#include "client-cpp/src/connection.h"
+#include "link/connection.h"
 
 #include <arpa/inet.h>
 #include <netdb.h>

@@ -1,11 +1,11 @@
 // Implementation of ReplicaLink over one Connection.
-#include "client-cpp/src/cluster/replica_link.h"
+#include "link/replica_link.h"
 
 #include <cstring>
 #include <functional>
 #include <future>
 
-#include "client-cpp/src/connection.h"
+#include "link/connection.h"
 
 namespace rpmp {
 namespace {

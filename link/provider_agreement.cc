@@ -6,7 +6,7 @@
 // named provider it fails, naming both. Slow path only.
 #include <algorithm>
 
-#include "client-cpp/src/connection.h"
+#include "link/connection.h"
 #include "common/log.h"
 
 namespace rpmp {

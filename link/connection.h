@@ -16,7 +16,7 @@
 #include <thread>
 #include <vector>
 
-#include "client-cpp/src/buffer_pool.h"
+#include "link/buffer_pool.h"
 #include "common/config_util.h"
 #include "common/wire.h"
 #include "rpmp/client.h"

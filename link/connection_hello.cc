@@ -5,7 +5,7 @@
 #include <algorithm>
 #include <future>
 
-#include "client-cpp/src/connection.h"
+#include "link/connection.h"
 #include "common/auth.h"
 #include "common/log.h"
 
