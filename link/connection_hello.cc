@@ -1,5 +1,5 @@
 // Connection's HELLO: opening a session, with the challenge-response of
-// docs/security.md when a secret is configured (ClientOptions::secret or the file
+// docs/security.md when a secret is configured (LinkOptions::secret, or the file
 // named by $RPMP_SECRET_FILE). The secret never crosses the wire; the server proves
 // it knows the secret too before the client trusts the session.
 #include <algorithm>
@@ -59,7 +59,7 @@ Status Connection::Hello() {  // hello_mu_ held
   req.h.op = wire::Op::kHello;
   req.h.flags = wire::kFlagAuth;
   // The first HELLO of a client's first connection asks for the data shards.
-  bool ask_shards = options_.connections != 1 && opened_.load() == 0 && !is_shard_;
+  bool ask_shards = options_.ask_shards && opened_.load() == 0 && !is_shard_;
   if (ask_shards) req.h.flags |= wire::kFlagShards;
   req.fabric_address = address;
   req.client_name = options_.name;
