@@ -1,4 +1,4 @@
-// Integration: client and server on one provider (client-cpp/src/provider_agreement.cc).
+// Integration: client and server on one provider (link/provider_agreement.cc).
 // Real rpmp-server processes on the native TCP provider (net on libfabric 1.17, tcp
 // from 1.18) and on tcp;ofi_rxm: the HELLO reply names the server's provider, a client
 // set to "auto" ends up on whichever the server serves, and a client set to the other

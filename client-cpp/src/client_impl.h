@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "client-cpp/src/call_latch.h"
-#include "client-cpp/src/connection.h"
+#include "link/connection.h"
 #include "client-cpp/src/helper_threads.h"
 #include "client-cpp/src/write_ids.h"
 #include "rpmp/client.h"

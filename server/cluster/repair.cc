@@ -65,7 +65,8 @@ Status Replicator::RepairMember(const std::string& ns, NsState* s, int index, Re
         WriteOutcome first = id.valid() ? store_->FindWrite(ns, id) : WriteOutcome{};
         bool put = first.state != WriteState::kUnknown ? first.kind == WriteIdKind::kPut : i == 0;
         if (i == 0 && from == 0 && common < have.size()) put = true;  // must replace the diverged copy
-        RPMP_RETURN_IF_ERROR(link->Write(put, ns, k.key, r.tag, r.data, r.length, r.crc, id, FenceOf(s)));
+        WriteKind kind = put ? WriteKind::kPut : WriteKind::kAppend;
+        RPMP_RETURN_IF_ERROR(link->Write(kind, ns, k.key, r.tag, r.data, r.length, r.crc, id, FenceOf(s)));
         records++;
         bytes += r.length;
         progress.Copied(r.length);

@@ -283,7 +283,7 @@ void Replicator::RunWrite(const WriteSpec& spec, Reservation* r, const DoneFn& d
   if (!st.ok()) return done(st);
   if (quota_written_) quota_written_(spec.ns, spec.length);
   st = Replicate(spec.ns, s.get(), [&](ReplicaLink* link) {
-    return link->Write(spec.kind == WriteKind::kPut, spec.ns, spec.key, spec.tag, data.data(), spec.length,
+    return link->Write(spec.kind, spec.ns, spec.key, spec.tag, data.data(), spec.length,
                        spec.crc, spec.id, FenceOf(s.get()));
   });
   done(st);
@@ -320,7 +320,7 @@ void Replicator::RunDuplicate(const WriteSpec& spec, const DoneFn& done) {
   }
   st = Replicate(spec.ns, s.get(), [&](ReplicaLink* link) {
     if (!found) return Status::Ok();  // superseded by a later put: nothing to resend
-    return link->Write(spec.kind == WriteKind::kPut, spec.ns, spec.key, spec.tag, data.data(), data.size(),
+    return link->Write(spec.kind, spec.ns, spec.key, spec.tag, data.data(), data.size(),
                        spec.crc, spec.id, FenceOf(s.get()));
   });
   done(st);

@@ -28,7 +28,7 @@
 #include <thread>
 #include <vector>
 
-#include "client-cpp/src/cluster/replica_link.h"
+#include "link/replica_link.h"
 #include "proto/proxy_client.h"
 #include "server/cluster/write_coordinator.h"
 

@@ -22,6 +22,7 @@
 #include <string>
 #include <vector>
 
+#include "rpmp/buffer.h"  // Buffer: registered memory of the client's pool
 #include "rpmp/status.h"
 #include "rpmp/write_kind.h"
 
@@ -128,36 +129,6 @@ struct ServerStats {
   uint64_t node_id = 0, namespaces = 0, keys = 0, records = 0, live_bytes = 0;
   std::vector<PoolInfo> pools;
   CompactionInfo compaction;
-};
-
-// Registered memory owned by a Client's pool. Move-only; returns to the pool when
-// destroyed. Must not outlive its Client.
-class Buffer {
- public:
-  Buffer() = default;
-  Buffer(Buffer&&) noexcept;
-  Buffer& operator=(Buffer&&) noexcept;
-  Buffer(const Buffer&) = delete;
-  Buffer& operator=(const Buffer&) = delete;
-  ~Buffer();
-
-  char* data() const { return data_; }
-  size_t capacity() const { return capacity_; }
-  // Bytes of valid content (set by Get/Read, or by the caller before Put).
-  size_t size() const { return size_; }
-  void set_size(size_t n) { size_ = n <= capacity_ ? n : capacity_; }
-  bool valid() const { return data_ != nullptr; }
-
-  struct Slab;  // internal
-  Buffer(std::shared_ptr<Slab> slab, char* data, size_t capacity);
-  Slab* slab() const { return slab_.get(); }
-  const std::shared_ptr<Slab>& shared_slab() const { return slab_; }  // internal
-
- private:
-  std::shared_ptr<Slab> slab_;
-  char* data_ = nullptr;
-  size_t capacity_ = 0;
-  size_t size_ = 0;
 };
 
 using Callback = std::function<void(Status)>;

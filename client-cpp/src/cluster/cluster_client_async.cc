@@ -4,7 +4,7 @@
 // the blocking form on a small executor (RunAsync, ExecutorLoop). See cluster_client.h.
 #include <cstring>
 
-#include "client-cpp/src/buffer_pool.h"
+#include "link/buffer_pool.h"
 #include "client-cpp/src/client_impl.h"
 #include "client-cpp/src/cluster/cluster_client.h"
 

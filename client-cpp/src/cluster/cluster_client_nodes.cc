@@ -2,7 +2,7 @@
 // their cached forms, which never block) and registered memory of those connections
 // (AllocBuffer*, remembered per pool so Owns can tell whose memory a buffer is).
 // See cluster_client.h.
-#include "client-cpp/src/buffer_pool.h"
+#include "link/buffer_pool.h"
 #include "client-cpp/src/cluster/cluster_client.h"
 #include "proto/placement.h"
 

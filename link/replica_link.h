@@ -5,8 +5,9 @@
 // namespace) sends records one at a time, so every replica commits them in the
 // primary's order and records stay byte-identical across replicas.
 //
-// Who calls it: server/cluster/ (replication and repair). Thread-safe. It does not
-// pull in rpmp/client.h: the server needs none of the client's API types.
+// Who calls it: server/cluster/ (replication and repair). Thread-safe. Built on
+// link/'s Connection like librpmp, but none of the client's API: server and client
+// are siblings over link/ (docs/architecture.md).
 #pragma once
 
 #include <chrono>
@@ -49,11 +50,11 @@ class ReplicaLink {
                                                      const ReplicaLinkOptions& options);
   ~ReplicaLink();
 
-  // Stores one record: put (replaces the key) or append. Payload copied once into
-  // registered memory when it is larger than the inline limit.
+  // Stores one record: kPut replaces the key, kAppend adds to it. The payload is
+  // copied once into registered memory when it is larger than the inline limit.
   // `id` (may be invalid) is the client's write id: the member stores it with the
   // record and answers a repeat with the first outcome.
-  Status Write(bool put, const std::string& ns, const std::string& key, uint64_t tag,
+  Status Write(WriteKind kind, const std::string& ns, const std::string& key, uint64_t tag,
                const char* data, uint64_t len, uint32_t crc, const WriteId& id, const ReplicaFence& fence);
   // Removes a key; absent keys are fine.
   Status Delete(const std::string& ns, const std::string& key, const WriteId& id, const ReplicaFence& fence);

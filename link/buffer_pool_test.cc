@@ -1,6 +1,6 @@
 // Unit tests of the client's registered buffer pool: size classes, reuse, the cache
 // budget, move semantics, and that every buffer lies inside its registered region.
-#include "client-cpp/src/buffer_pool.h"
+#include "link/buffer_pool.h"
 
 #include <catch2/catch.hpp>
 #include <set>

@@ -1,5 +1,5 @@
 // Implementation of BufferPool and of the Buffer handle.
-#include "client-cpp/src/buffer_pool.h"
+#include "link/buffer_pool.h"
 
 #include <sys/mman.h>
 

@@ -1,13 +1,13 @@
 // Connection's HELLO: opening a session, with the challenge-response of
-// docs/security.md when a secret is configured (ClientOptions::secret or the file
-// named by $RPMP_SECRET_FILE), or with a tenant token (ClientOptions::tenant_token or
+// docs/security.md when a secret is configured (LinkOptions::secret, or the file
+// named by $RPMP_SECRET_FILE), or with a tenant token (LinkOptions::tenant_token, or
 // the file named by $RPMP_TOKEN_FILE): then the HELLO carries the token's public part
 // and the proof's key is its MAC. Neither the secret nor the MAC crosses the wire; the
 // server proves it knows the same key before the client trusts the session.
 #include <algorithm>
 #include <future>
 
-#include "client-cpp/src/connection.h"
+#include "link/connection.h"
 #include "common/auth.h"
 #include "common/log.h"
 #include "common/tenant_token.h"
@@ -50,8 +50,8 @@ Status Connection::EnsureSession() {
 }
 
 // The HELLO credential: the key proofs use, and the token's public part (empty when
-// the key is the cluster secret). Precedence: ClientOptions::tenant_token, then
-// ClientOptions::secret, then $RPMP_TOKEN_FILE, then $RPMP_SECRET_FILE.
+// the key is the cluster secret). Precedence: LinkOptions::tenant_token, then
+// LinkOptions::secret, then $RPMP_TOKEN_FILE, then $RPMP_SECRET_FILE.
 Status Connection::HelloKey(std::string* key, std::string* token) const {
   std::string text = options_.tenant_token;
   if (text.empty() && options_.secret.empty()) {
@@ -82,7 +82,7 @@ Status Connection::Hello() {  // hello_mu_ held
   req.h.op = wire::Op::kHello;
   req.h.flags = wire::kFlagAuth;
   // The first HELLO of a client's first connection asks for the data shards.
-  bool ask_shards = options_.connections != 1 && opened_.load() == 0 && !is_shard_;
+  bool ask_shards = options_.ask_shards && opened_.load() == 0 && !is_shard_;
   if (ask_shards) req.h.flags |= wire::kFlagShards;
   req.fabric_address = address;
   req.client_name = options_.name;

@@ -1,11 +1,11 @@
 // Implementation of ReplicaLink over one Connection.
-#include "client-cpp/src/cluster/replica_link.h"
+#include "link/replica_link.h"
 
 #include <cstring>
 #include <functional>
 #include <future>
 
-#include "client-cpp/src/connection.h"
+#include "link/connection.h"
 
 namespace rpmp {
 namespace {
@@ -38,24 +38,23 @@ ReplicaLink::~ReplicaLink() = default;
 
 StatusOr<std::unique_ptr<ReplicaLink>> ReplicaLink::Open(const std::string& endpoint,
                                                         const ReplicaLinkOptions& options) {
-  ClientOptions co;
-  co.provider = options.provider;
-  co.timeout = options.timeout;
-  co.name = options.name;
-  co.buffer_cache_bytes = options.buffer_cache_bytes;
-  co.max_inflight = options.max_inflight;
-  co.verify_checksums = false;
-  RPMP_ASSIGN_OR_RETURN(std::unique_ptr<Connection> conn, Connection::Open(endpoint, co));
+  LinkOptions lo;
+  lo.provider = options.provider;
+  lo.timeout = options.timeout;
+  lo.name = options.name;
+  lo.buffer_cache_bytes = options.buffer_cache_bytes;
+  lo.max_inflight = options.max_inflight;
+  RPMP_ASSIGN_OR_RETURN(std::unique_ptr<Connection> conn, Connection::Open(endpoint, lo));
   return std::unique_ptr<ReplicaLink>(new ReplicaLink(endpoint, std::move(conn)));
 }
 
 uint64_t ReplicaLink::node_id() const { return conn_->node_id(); }
 
-Status ReplicaLink::Write(bool put, const std::string& ns, const std::string& key, uint64_t tag,
+Status ReplicaLink::Write(WriteKind kind, const std::string& ns, const std::string& key, uint64_t tag,
                           const char* data, uint64_t len, uint32_t crc, const WriteId& id,
                           const ReplicaFence& fence) {
   wire::Request req;
-  req.h.op = put ? wire::Op::kPut : wire::Op::kAppend;
+  req.h.op = kind == WriteKind::kPut ? wire::Op::kPut : wire::Op::kAppend;
   req.ns = ns;
   req.key = key;
   req.tag = tag;

@@ -6,7 +6,7 @@
 // named provider it fails, naming both. Slow path only.
 #include <algorithm>
 
-#include "client-cpp/src/connection.h"
+#include "link/connection.h"
 #include "common/log.h"
 
 namespace rpmp {
@@ -25,14 +25,14 @@ bool MayBeOtherProvider(const Status& st) {
 }  // namespace
 
 StatusOr<std::unique_ptr<Connection>> Connection::Open(const std::string& server,
-                                                       const ClientOptions& options) {
+                                                       const LinkOptions& options) {
   StatusOr<std::unique_ptr<Connection>> first = OpenOn(server, options);
   if (first.ok() || !MayBeOtherProvider(first.status())) return first;
   StatusOr<std::string> tried = ResolveProvider(options.provider, "");
   if (!tried.ok()) return first;
   for (const ProviderTraits* t : AutoCandidates()) {
     if (*tried == t->name) continue;
-    ClientOptions probe = options;
+    LinkOptions probe = options;
     probe.provider = t->name;
     probe.timeout = std::min(options.timeout, kProbeTimeout);
     StatusOr<std::unique_ptr<Connection>> c = OpenOn(server, probe);

@@ -1,5 +1,5 @@
 // Connection set-up, request submission, the progress thread and timeouts.
-#include "client-cpp/src/connection.h"
+#include "link/connection.h"
 
 #include <arpa/inet.h>
 #include <netdb.h>
@@ -68,11 +68,11 @@ std::string LocalAddressToward(const HostPort& hp) {
 
 }  // namespace
 
-Connection::Connection(const std::string& server, const ClientOptions& options)
+Connection::Connection(const std::string& server, const LinkOptions& options)
     : server_(server), options_(options) {}
 
 StatusOr<std::unique_ptr<Connection>> Connection::OpenOn(const std::string& server,
-                                                         const ClientOptions& options) {
+                                                         const LinkOptions& options) {
   std::unique_ptr<Connection> c(new Connection(server, options));
   RPMP_RETURN_IF_ERROR(c->Setup());
   if (c->PeerIsGone())  // fail at once: the provider would only time out

@@ -1,7 +1,8 @@
-// BufferPool: registered memory for a Client's transfers, in power-of-two size classes
-// (64 KiB and up), each buffer its own mmap'd and registered slab. Released buffers
-// are kept for reuse up to a byte budget, so steady-state transfers allocate and
-// register nothing. Thread-safe. Internal to client-cpp; must outlive its Buffers.
+// BufferPool: registered memory for a Connection's transfers (librpmp's calls, the
+// replica link's records), in power-of-two size classes (64 KiB and up), each buffer
+// its own mmap'd and registered slab. Released buffers are kept for reuse up to a byte
+// budget, so steady-state transfers allocate and register nothing. Thread-safe; must
+// outlive its Buffers. Who calls it: link/ and client-cpp/ (never the public API).
 #pragma once
 
 #include <atomic>
@@ -10,7 +11,8 @@
 #include <mutex>
 #include <vector>
 
-#include "rpmp/client.h"
+#include "common/status.h"
+#include "rpmp/buffer.h"
 #include "transport/fabric.h"
 
 namespace rpmp {

@@ -1,10 +1,12 @@
-// Connection: a client's session with one rpmp-server. Owns the fabric endpoint, the
-// registered buffer pool, the table of requests in flight and the progress thread
-// that completes them. Submit() encodes a request at once and calls `done` on the
-// progress thread with the decoded response (or with the error that ended it:
-// DeadlineExceeded after the timeout, Unavailable when the server is gone).
+// Connection: a session with one rpmp-server, librpmp's (ClientImpl, ClusterClient)
+// or a primary server's with a replica (ReplicaLink). Owns the fabric endpoint, the
+// registered buffer pool, the table of requests in flight (call slots) and the
+// progress thread that completes them. Submit() encodes a request at once and calls
+// `done` on the progress thread with the decoded response (or with the error that
+// ended it: DeadlineExceeded after the timeout, Unavailable when the server is gone).
 //
-// Thread-safe: any thread may Submit. `done` must not block. Internal to client-cpp.
+// Thread-safe: any thread may Submit. `done` must not block. Who calls it: link/ and
+// client-cpp/ (the layer above both: docs/architecture.md); never the public API.
 #pragma once
 
 #include <atomic>
@@ -13,18 +15,35 @@
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <string>
 #include <thread>
 #include <vector>
 
-#include "client-cpp/src/buffer_pool.h"
 #include "common/config_util.h"
 #include "common/wire.h"
-#include "rpmp/client.h"
+#include "link/buffer_pool.h"
 #include "transport/fabric.h"
 
 namespace rpmp {
 
 using ResponseFn = std::function<void(const Status&, const wire::Response&)>;
+
+// What a Connection needs to know; librpmp fills it from its ClientOptions, the
+// replica link from ReplicaLinkOptions.
+struct LinkOptions {
+  std::string provider = "tcp;ofi_rxm";  // libfabric provider, or "auto"
+  std::chrono::milliseconds timeout{30000};  // per call (and per one-sided read)
+  std::string name = "rpmp-client";       // shows in server logs (HELLO)
+  size_t buffer_cache_bytes = 256u << 20; // registered memory kept for reuse
+  uint32_t max_inflight = 64;             // call slots (at most what the server advertises)
+  // The cluster secret for HELLO (docs/security.md); empty: $RPMP_SECRET_FILE, if set.
+  std::string secret;
+  // A tenant token (docs/security.md "Tenants"), used before the secret; empty:
+  // $RPMP_TOKEN_FILE, if set and no secret is given.
+  std::string tenant_token;
+  // Ask the first HELLO to name the server's data shards (shard_addresses()).
+  bool ask_shards = true;
+};
 
 class Connection {
  public:
@@ -33,10 +52,10 @@ class Connection {
   // answers on (its HELLO reply names it); with a named provider the server does not
   // answer on, fails naming both when another provider reaches it.
   static StatusOr<std::unique_ptr<Connection>> Open(const std::string& server,
-                                                    const ClientOptions& options);
+                                                    const LinkOptions& options);
   // Opens a session over exactly options.provider ("auto" resolved here).
   static StatusOr<std::unique_ptr<Connection>> OpenOn(const std::string& server,
-                                                      const ClientOptions& options);
+                                                      const LinkOptions& options);
   // A connection to `primary`'s server's data shard at fabric address `shard_address`
   // (from shard_addresses()), on a sibling endpoint of primary's: it shares primary's
   // buffer pool and memory registrations, and has a session of its own. `primary` must
@@ -125,7 +144,7 @@ class Connection {
   struct Call;
   struct RecvSlot;
   struct ReadOp;
-  Connection(const std::string& server, const ClientOptions& options);
+  Connection(const std::string& server, const LinkOptions& options);
   Status Setup();
   // Frames, call slots and receives on fabric_ (Setup, OpenShard).
   Status SetupFrames();
@@ -156,7 +175,7 @@ class Connection {
   static constexpr std::chrono::milliseconds kProbeAfter{1000};
 
   std::string server_;
-  ClientOptions options_;
+  LinkOptions options_;
   std::unique_ptr<Fabric> fabric_;
   std::shared_ptr<BufferPool> pool_;  // shared with the shard connections (OpenShard)
   std::vector<std::string> shard_addresses_;  // set by the first HELLO only
