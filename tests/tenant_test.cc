@@ -72,9 +72,11 @@ void CheckOutside(const Status& st, const std::string& ns, const std::string& pr
                           prefix + "\"") != std::string::npos);
 }
 
+// Two data shards: a client opens one connection (and HELLO) per shard, each with
+// the token (docs/sharding.md).
 struct Server {
   PrivateFile secret{kSecret};
-  ServerProcess process{"128m", {"--auth-secret-file", secret.path}};
+  ServerProcess process{"128m", {"--auth-secret-file", secret.path, "--data-threads", "2"}};
   Server() {
     unsetenv("RPMP_SECRET_FILE");
     unsetenv("RPMP_TOKEN_FILE");
@@ -90,6 +92,13 @@ TEST_CASE("tenant: a token acts on its prefix only, the secret on all (direct se
   REQUIRE(admin->Put("app-b/shuffle", "k", "b's", 3).ok());
   auto a = Connect(server.process, Token("app-a/", "app-a"));
   auto b = Connect(server.process, Token("app-b/", "app-b"));
+  // Each of A's shard connections opened a session bound to its prefix.
+  std::string log = server.process.Log();
+  size_t a_sessions = 0;
+  for (size_t at = log.find("tenant 'app-a', prefix \"app-a/\""); at != std::string::npos;
+       at = log.find("tenant 'app-a', prefix \"app-a/\"", at + 1))
+    a_sessions++;
+  CHECK(a_sessions == 2);
 
   REQUIRE(a->Put("app-a/shuffle", "k", "a's", 3).ok());
   REQUIRE(a->Append("app-a/shuffle", "log", "1", 1, 7).ok());
