@@ -15,11 +15,13 @@
 
 #include "common/tenant_token.h"
 #include "rpmp/client.h"
+#include "tests/raw_peer.h"
 #include "tests/server_process.h"
 
 namespace rpmp {
 namespace {
 
+using testing::RawPeer;
 using testing::RunTool;
 using testing::ServerProcess;
 
@@ -262,6 +264,45 @@ TEST_CASE("tenant: rpmpctl token mint, and rpmpctl --server with a token cannot 
   CHECK(put_a == 0);
   CHECK(rmns_a == 0);
   CHECK(*Connect(server.process, "", kSecret)->Get("app-b/ns", "k") == "b's data");
+}
+
+TEST_CASE("tenant: hostile token HELLOs get a clear error, a tenant cannot send replica frames") {
+  Server server;
+  std::string full = Token("app-a/", "app-a");
+  tenant::Token t = *tenant::Parse(full);
+  std::string pub = tenant::PublicPart(t);
+  auto hello = [&](const std::string& key, const std::string& token) {
+    RawPeer peer(server.process.address());
+    return peer.Hello(key, token);
+  };
+  wire::Response r = hello(t.mac, "v1.%%%.x.1");
+  CHECK(r.h.status == static_cast<uint16_t>(StatusCode::kInvalidArgument));
+  CHECK(r.message.find("malformed tenant token") != std::string::npos);
+  r = hello(t.mac, std::string(wire::kMaxToken, 'v'));
+  CHECK(r.h.status == static_cast<uint16_t>(StatusCode::kInvalidArgument));
+  r = hello(t.mac, full);  // the whole token (with its MAC) must never cross the wire
+  CHECK(r.h.status == static_cast<uint16_t>(StatusCode::kInvalidArgument));
+  CHECK(r.message.find("must not carry the token's MAC") != std::string::npos);
+  r = hello(kSecret, pub);  // a token proved with the secret instead of its MAC
+  CHECK(r.h.status == static_cast<uint16_t>(StatusCode::kPermissionDenied));
+
+  // A tenant session's replica frame (stored without replication or fence checks) is
+  // refused even in its own namespace.
+  RawPeer tenant_peer(server.process.address());
+  REQUIRE(tenant_peer.Hello(t.mac, pub).h.status == 0);
+  wire::Request put;
+  put.h.op = wire::Op::kPut;
+  put.h.flags = wire::kFlagInline | wire::kFlagReplica;
+  put.ns = "app-a/x";
+  put.key = "k";
+  put.length = 1;
+  put.inline_data = "v";
+  wire::Response resp;
+  REQUIRE(tenant_peer.Exchange(tenant_peer.Encode(put), &resp));
+  CHECK(resp.h.status == static_cast<uint16_t>(StatusCode::kPermissionDenied));
+  CHECK(resp.message.find("replica frames need the cluster secret") != std::string::npos);
+  CHECK(tenant_peer.Serves());  // the session goes on
+  CHECK(Connect(server.process, full)->Put("app-a/x", "k", "v", 1).ok());
 }
 
 }  // namespace rpmp
