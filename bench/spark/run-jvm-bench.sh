@@ -19,6 +19,7 @@
 # -DRPMP_JAVA=ON) run as a third shuffle, "rpmp-old", on a second local cluster of its
 # own (its deploy/local-cluster.sh and binaries, base port +100), in the same rounds: the
 # summary adds the ratio rpmp/rpmp-old ("no slower than before", same run, same load).
+# With --only rpmp, those two alone.
 # The RPMP cluster is secured as local-cluster.sh makes it (cluster secret, mutual TLS);
 # --insecure starts it without either, to measure what security costs.
 # Sizes at --scale 1: terasort 10 M rows (orderBy, spark.sql.shuffle.partitions 200
@@ -66,8 +67,8 @@ done
 [[ "$rounds" =~ ^[1-9][0-9]*$ ]] || { echo "run-jvm-bench: --rounds must be a positive integer" >&2; exit 2; }
 case "$only" in ""|rpmp|sort) ;; *) echo "run-jvm-bench: --only rpmp|sort" >&2; exit 2 ;; esac
 if [[ -n "$old_build$old_repo" ]]; then
-  [[ -n "$old_build" && -n "$old_repo" && -z "$only" ]] || {
-    echo "run-jvm-bench: --old-build and --old-repo go together, without --only" >&2; exit 2; }
+  [[ -n "$old_build" && -n "$old_repo" && "$only" != sort ]] || {
+    echo "run-jvm-bench: --old-build and --old-repo go together, without --only sort" >&2; exit 2; }
   old_build=$(cd "$old_build" && pwd) old_repo=$(cd "$old_repo" && pwd)
   for f in "$old_build/jars/rpmp-spark.jar" "$old_build/bin/rpmp-server" "$old_repo/deploy/local-cluster.sh"; do
     [[ -e "$f" ]] || { echo "run-jvm-bench: missing $f" >&2; exit 2; }
@@ -226,7 +227,7 @@ for j in ${jobs//,/ }; do
       case $((i % 3)) in 1) order=(rpmp rpmp-old sort) ;; 2) order=(rpmp-old sort rpmp) ;; 0) order=(sort rpmp rpmp-old) ;; esac
     fi
     for s in "${order[@]}"; do
-      [[ -z "$only" || "$only" == "$s" ]] || continue
+      [[ -z "$only" || "$only" == "${s%-old}" ]] || continue
       run_one "$j" "$s" "$i"
     done
   done
