@@ -65,6 +65,9 @@ void Compactor::Loop() {
   o.max_bytes = std::clamp<uint64_t>(settings_.rate / 10, kMinStepBytes, kMaxStepBytes);
   o.batch_bytes = std::min<uint64_t>(o.batch_bytes, o.max_bytes);
   o.grace = settings_.grace;
+  // Compacting a segment frees it one grace later; waiting one grace for its records
+  // to die by themselves frees it no later and copies nothing (CompactOptions::settle).
+  o.settle = settings_.grace;
   RPMP_LOG_INFO("compaction on: segments at least %.0f%% dead, at most %llu bytes/s, grace %lld ms",
                 settings_.threshold * 100, static_cast<unsigned long long>(settings_.rate),
                 static_cast<long long>(settings_.grace.count()));

@@ -104,7 +104,7 @@ const char* ServerUsage() {
          "  --compaction-threshold: compact segments at least this share dead (default 0.5;\n"
          "  0 or off: never); --compaction-rate: bytes copied per second at most (default\n"
          "  64M); --compaction-grace: how long an emptied segment is kept for one-sided\n"
-         "  readers (default 5s)\n";
+         "  readers, and a closed one waits before it is compacted (default 5s)\n";
 }
 
 Status LoadServerConfigFile(const std::string& path, ServerConfig* c) {

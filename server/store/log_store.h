@@ -57,6 +57,10 @@ struct Segment {
   // Compaction moved records out of it: when it dies it waits in the graveyard for
   // the grace (one-sided readers may hold locations of the moved originals).
   bool moved_out = false;
+  // When it stopped taking new records (no longer the active segment, or a dedicated
+  // one, full at once); the epoch for segments found at recovery. Compaction leaves a
+  // segment alone until CompactOptions::settle has passed since (PickVictim).
+  std::chrono::steady_clock::time_point closed_at{};
   std::atomic<bool> reclaim{false};
   // Remote access (SegmentRegistrar), revoked in ~Segment before the memory is freed.
   // Set before the segment is published, or under the owning namespace's mutex.
@@ -67,7 +71,7 @@ struct Segment {
 using SegmentPtr = std::shared_ptr<Segment>;
 
 // Where one record of a key lives in a pool, with its commit-word fields. Named apart
-// from the client's rpmp::RecordRef (rpmp/client.h), which rpmp-server also links.
+// from the client's rpmp::RecordRef (rpmp/client.h).
 struct StoredRecord {
   SegmentPtr segment;
   uint64_t header_offset = 0;   // inside the pool
@@ -216,7 +220,11 @@ class LogStore : public Store {
                                               SpacePurpose purpose);
 
   // log_store_compact.cc
-  SegmentPtr PickVictim(Namespace* ns, double min_dead_fraction);
+  // The most-dead segment of ns at or above min_dead_fraction that closed at least
+  // `settle` before `now` (none: null).
+  SegmentPtr PickVictim(Namespace* ns, double min_dead_fraction,
+                        std::chrono::steady_clock::duration settle,
+                        std::chrono::steady_clock::time_point now);
   // A record being moved: reserved and headed under the lock, payload copied
   // without it, committed under it (log_store_compact.cc).
   struct PendingMove {
@@ -229,10 +237,11 @@ class LogStore : public Store {
   StoredRecord* FindRecord(Namespace* ns, const std::string& key, const StoredRecord& original);
   bool NextLive(Namespace* ns, const SegmentPtr& victim, uint64_t* cursor, std::string* key,
                 StoredRecord* rec);
-  // Moves up to max_bytes - *moved bytes out of mostly-dead segments of `ns`; the
-  // namespace's lock is let go for every payload copy and after every batch.
+  // Moves up to max_bytes - *moved bytes out of mostly-dead segments of `ns` closed
+  // at least `settle` ago; the namespace's lock is let go for every payload copy and
+  // after every batch.
   Status CompactNamespace(const NamespacePtr& ns, const CompactOptions& options,
-                          uint64_t* moved);
+                          std::chrono::steady_clock::duration settle, uint64_t* moved);
   void Bury(const SegmentPtr& seg);  // keeps seg allocated for the grace
   // Space pressure: frees every graveyard segment now (one-sided readers still
   // detect a stale location by the payload CRC). Returns how many there were.
@@ -271,6 +280,9 @@ class LogStore : public Store {
   std::vector<std::pair<std::chrono::steady_clock::time_point, SegmentPtr>> graveyard_;
   std::atomic<int64_t> grace_ms_{5000};  // of the last Compact call
   std::atomic<uint64_t> early_releases_{0};
+  // A segment allocation failed for space since the last Compact step: the next step
+  // ignores CompactOptions::settle (space matters more than wasted copies then).
+  std::atomic<bool> short_of_space_{false};
   std::atomic<uint64_t> compacted_segments_{0}, compacted_records_{0}, compacted_bytes_{0};
   std::mutex raw_mu_;
   std::vector<std::map<uint64_t, uint64_t>> raw_;  // per pool: usable offset -> size

@@ -20,11 +20,16 @@ namespace rpmp {
 
 namespace fmt = store_format;
 
-LogStore::SegmentPtr LogStore::PickVictim(Namespace* ns, double min_dead_fraction) {
+LogStore::SegmentPtr LogStore::PickVictim(Namespace* ns, double min_dead_fraction,
+                                          std::chrono::steady_clock::duration settle,
+                                          std::chrono::steady_clock::time_point now) {
   SegmentPtr best;
   double best_fraction = 0;
   for (auto& [raw, seg] : ns->segments) {
     if (seg == ns->active || seg->pending > 0 || seg->live_records == 0) continue;
+    // Closed too recently: its records may still die by themselves. (A segment found
+    // at recovery has no closing time and is never too recent.)
+    if (seg->closed_at != std::chrono::steady_clock::time_point{} && now - seg->closed_at < settle) continue;
     uint64_t used = seg->tail - seg->first_record;
     if (used == 0 || seg->live_bytes >= used) continue;
     double dead = static_cast<double>(used - seg->live_bytes) / static_cast<double>(used);
@@ -148,11 +153,12 @@ bool LogStore::NextLive(Namespace* ns, const SegmentPtr& victim, uint64_t* curso
 }
 
 Status LogStore::CompactNamespace(const NamespacePtr& ns, const CompactOptions& options,
-                                  uint64_t* moved) {
+                                  std::chrono::steady_clock::duration settle, uint64_t* moved) {
   while (*moved < options.max_bytes) {
     std::unique_lock<std::mutex> lock(ns->mu);
     if (ns->deleted) return Status::Ok();
-    SegmentPtr victim = PickVictim(ns.get(), options.min_dead_fraction);
+    SegmentPtr victim = PickVictim(ns.get(), options.min_dead_fraction, settle,
+                                   std::chrono::steady_clock::now());
     if (victim == nullptr) return Status::Ok();
     uint64_t cursor = victim->first_record;
     uint64_t before = *moved;
@@ -223,6 +229,9 @@ size_t LogStore::ReleaseGraveyard() {
 StatusOr<uint64_t> LogStore::Compact(const CompactOptions& options) {
   grace_ms_ = options.grace.count();
   SweepGraveyard();
+  // Short of space, any mostly-dead segment will do, however recently it closed.
+  std::chrono::steady_clock::duration settle = options.settle;
+  if (short_of_space_.exchange(false)) settle = std::chrono::steady_clock::duration::zero();
   std::vector<NamespacePtr> all;
   {
     std::shared_lock<std::shared_mutex> lock(ns_map_mu_);
@@ -231,7 +240,7 @@ StatusOr<uint64_t> LogStore::Compact(const CompactOptions& options) {
   uint64_t moved = 0;
   for (const NamespacePtr& ns : all) {
     if (moved >= options.max_bytes) break;
-    Status st = CompactNamespace(ns, options, &moved);
+    Status st = CompactNamespace(ns, options, settle, &moved);
     if (st.code() == StatusCode::kResourceExhausted) return moved;  // NoSpace: later
     RPMP_RETURN_IF_ERROR(st);
   }

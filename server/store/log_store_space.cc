@@ -72,6 +72,7 @@ StatusOr<LogStore::Placement> LogStore::TakeSpace(Namespace* ns, uint64_t record
     StatusOr<SegmentPtr> big = AllocateSegment(ns->name, needed, purpose);
     if (!big.ok() && ReleaseGraveyard() > 0) big = AllocateSegment(ns->name, needed, purpose);
     RPMP_ASSIGN_OR_RETURN(SegmentPtr seg, std::move(big));
+    seg->closed_at = std::chrono::steady_clock::now();  // holds this one record only
     ns->segments[seg.get()] = seg;
     return take(seg);
   }
@@ -81,7 +82,10 @@ StatusOr<LogStore::Placement> LogStore::TakeSpace(Namespace* ns, uint64_t record
   SegmentPtr old = ns->active;
   ns->active = *seg;
   ns->segments[ns->active.get()] = ns->active;
-  if (old) MaybeReclaim(ns, old);
+  if (old) {
+    old->closed_at = std::chrono::steady_clock::now();
+    MaybeReclaim(ns, old);
+  }
   return take(ns->active);
 }
 
@@ -168,6 +172,7 @@ StatusOr<LogStore::SegmentPtr> LogStore::AllocateSegment(const std::string& ns,
     StatusOr<SegmentPtr> seg = AllocateSegmentIn(pool, ns, size);
     if (seg.ok() || seg.status().code() != StatusCode::kResourceExhausted) return seg;
   }
+  short_of_space_ = true;
   return Status::NoSpace(NoSpaceMessage(size));
 }
 

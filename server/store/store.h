@@ -182,6 +182,13 @@ struct CompactOptions {
   // store frees such segments early (a reader then detects the stale location by
   // the payload's CRC-32C: docs/storage-format.md "Compaction").
   std::chrono::milliseconds grace{5000};
+  // A segment is compacted only once this long has passed since it stopped taking
+  // records. Under overwrites a segment's records die by themselves soon after it
+  // closes; compacting it first copies records about to die and keeps the emptied
+  // segment for the grace, so new records land on pool pages never touched before
+  // (docs/benchmarks.md, "The 1 MiB put regression"). Ignored in a step after an
+  // allocation failed for space. rpmp-server uses the grace.
+  std::chrono::milliseconds settle{0};
 };
 
 // Remote access to one log segment, as a SegmentRegistrar set it up (the server
