@@ -44,7 +44,7 @@ struct TestClient {
     o.timeout = std::chrono::milliseconds(2000);
     o.retry_for = std::chrono::milliseconds(6000);
     o.buffer_cache_bytes = 16u << 20;
-    StatusOr<std::unique_ptr<Connection>> c = Connection::Open(address, o);
+    StatusOr<std::unique_ptr<Connection>> c = Connection::Open(address, ClientImpl::LinkOptionsFor(o));
     REQUIRE(c.ok());
     conn = c->get();
     client = std::make_unique<ClientImpl>(std::move(c).value(), std::vector<std::unique_ptr<Connection>>{}, o);

@@ -38,6 +38,9 @@ class ClientImpl : public Client {
   // Opens the connections to the data shards the primary's HELLO named (up to
   // options.connections; see ClientOptions). A shard that cannot be reached is left out
   // (logged): its share of the calls goes to the others.
+  // What a Connection of this client's takes from its options (the link layer knows
+  // nothing of ClientOptions).
+  static LinkOptions LinkOptionsFor(const ClientOptions& options);
   static std::vector<std::unique_ptr<Connection>> OpenShards(Connection* primary,
                                                              const ClientOptions& options);
 

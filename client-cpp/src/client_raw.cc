@@ -48,6 +48,12 @@ StatusOr<std::unique_ptr<Client>> Client::Connect(const std::string& server,
       o.connections = static_cast<uint32_t>(n);
     }
   }
+  RPMP_ASSIGN_OR_RETURN(std::unique_ptr<Connection> conn, Connection::Open(server, ClientImpl::LinkOptionsFor(o)));
+  std::vector<std::unique_ptr<Connection>> shards = ClientImpl::OpenShards(conn.get(), o);
+  return std::unique_ptr<Client>(new ClientImpl(std::move(conn), std::move(shards), o));
+}
+
+LinkOptions ClientImpl::LinkOptionsFor(const ClientOptions& o) {
   LinkOptions link;
   link.provider = o.provider;
   link.timeout = o.timeout;
@@ -57,9 +63,7 @@ StatusOr<std::unique_ptr<Client>> Client::Connect(const std::string& server,
   link.secret = o.secret;
   link.tenant_token = o.tenant_token;
   link.ask_shards = o.connections != 1;
-  RPMP_ASSIGN_OR_RETURN(std::unique_ptr<Connection> conn, Connection::Open(server, link));
-  std::vector<std::unique_ptr<Connection>> shards = ClientImpl::OpenShards(conn.get(), o);
-  return std::unique_ptr<Client>(new ClientImpl(std::move(conn), std::move(shards), o));
+  return link;
 }
 
 std::vector<std::unique_ptr<Connection>> ClientImpl::OpenShards(Connection* primary,
