@@ -61,7 +61,10 @@ constexpr const char* kUsage =
     "  drain NODE [--cancel]         move a node's namespaces elsewhere\n"
     "  quota set PREFIX [--bytes SIZE] [--namespaces N]   quota of PREFIX and PREFIX/...\n"
     "                                (admin certificate); writes over it are refused\n"
-    "  quota rm PREFIX | quota ls    remove one (admin) | every quota with its use\n";
+    "  quota rm PREFIX | quota ls    remove one (admin) | every quota with its use\n"
+    "  token issue --prefix P --app A [--ttl DURATION]   a credential for namespaces under P\n"
+    "                                from the proxies (stdout; ttl default 24h; an application\n"
+    "                                certificate claims P, an admin one may name any P or *)\n";
 
 struct Args {
   std::string server, proxy, provider = "tcp;ofi_rxm", timeout = "30s";
@@ -200,7 +203,7 @@ int Main(int argc, char** argv) {
       else if (s == "--timeout") a.timeout = v;
       else if (s == "--proxy") a.proxy = v;
       else if (s == "--tag" || s == "--replicas" || s == "--min-replicas" || s == "--ttl" || s == "--bytes" ||
-               s == "--namespaces")
+               s == "--namespaces" || s == "--prefix" || s == "--app")
         a.opts[s] = v;
       else return Usage("unknown flag " + s);
     } else {
