@@ -77,21 +77,26 @@ std::string ModeString(mode_t mode) {
 }
 }  // namespace
 
-StatusOr<std::string> LoadSecretFile(const std::string& path) {
+StatusOr<std::string> LoadPrivateFile(const std::string& path, const std::string& what) {
   struct stat st {};
   if (::stat(path.c_str(), &st) != 0)
-    return Status::NotFound("cannot read the secret file '" + path + "'");
+    return Status::NotFound("cannot read the " + what + " '" + path + "'");
   if (st.st_mode & (S_IRWXG | S_IRWXO))
     return Status(StatusCode::kPermissionDenied,
-                  "the secret file '" + path + "' is open to its group or other users (mode " +
+                  "the " + what + " '" + path + "' is open to its group or other users (mode " +
                   ModeString(st.st_mode) + "; chmod 600 it)");
   std::ifstream in(path, std::ios::binary);
-  if (!in) return Status::NotFound("cannot read the secret file '" + path + "'");
+  if (!in) return Status::NotFound("cannot read the " + what + " '" + path + "'");
   std::stringstream ss;
   ss << in.rdbuf();
   std::string s = ss.str();
   while (!s.empty() && (s.back() == '\n' || s.back() == '\r' || s.back() == ' ' || s.back() == '\t'))
     s.pop_back();
+  return s;
+}
+
+StatusOr<std::string> LoadSecretFile(const std::string& path) {
+  RPMP_ASSIGN_OR_RETURN(std::string s, LoadPrivateFile(path, "secret file"));
   if (s.size() < 16)
     return Status::InvalidArgument("the secret in '" + path + "' is empty or shorter than 16 bytes");
   return s;

@@ -39,6 +39,9 @@ bool Equal(std::string_view a, std::string_view b);
 // empty or shorter than 16 bytes, PermissionDenied when other users may read it,
 // NotFound when it cannot be read.
 StatusOr<std::string> LoadSecretFile(const std::string& path);
+// A private file's bytes without trailing whitespace: PermissionDenied when group or
+// others may access it, NotFound when it cannot be read. `what` names it in messages.
+StatusOr<std::string> LoadPrivateFile(const std::string& path, const std::string& what);
 // The secret named by $RPMP_SECRET_FILE, or "" when the variable is unset/empty.
 StatusOr<std::string> SecretFromEnvironment();
 

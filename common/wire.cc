@@ -90,6 +90,7 @@ size_t EncodeRequest(const Request& r, char* buf, size_t cap) {
     case Op::kHello:
       w.Str(r.client_name); w.Blob(r.fabric_address);
       if (r.h.flags & kFlagAuth) { w.Blob(r.server_nonce); w.Blob(r.client_nonce); w.Blob(r.proof); }
+      if (r.h.flags & kFlagToken) w.Str(r.token);
       break;
     case Op::kPut:
     case Op::kAppend:
@@ -169,6 +170,10 @@ Status DecodeRequest(const char* buf, size_t len, Request* r) {
         r->server_nonce = rd.Blob(kMaxAuthField);
         r->client_nonce = rd.Blob(kMaxAuthField);
         r->proof = rd.Blob(kMaxAuthField);
+      }
+      if (r->h.flags & kFlagToken) {
+        if (!(r->h.flags & kFlagAuth)) return Bad("a tenant token without the authentication fields");
+        r->token = rd.Str(kMaxToken);
       }
       break;
     case Op::kPut:

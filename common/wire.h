@@ -84,7 +84,15 @@ enum HeaderFlags : uint16_t {
   // flag; a client reads the list only when the response carries the flag. Each shard
   // is then greeted with a HELLO of its own (its own proof, session and tag).
   kFlagShards = 1024,
+  // HELLO requests only, with kFlagAuth: the body ends (after the proof) with `str
+  // token`, the public part of a tenant token ("v1.PREFIX.APP.EXPIRY", at most
+  // kMaxToken bytes; docs/security.md "Tenants"). The proof's key is then the token's
+  // MAC instead of the cluster secret, and the session may act only on namespaces
+  // under PREFIX. A server that predates it refuses the HELLO as malformed.
+  kFlagToken = 2048,
 };
+
+constexpr size_t kMaxToken = 1024;
 
 constexpr uint32_t kMaxShards = 64;
 
@@ -119,6 +127,7 @@ struct Request {
   std::string_view fabric_address;  // hello
   std::string_view client_name;     // hello
   std::string_view server_nonce, client_nonce, proof;  // hello with kFlagAuth
+  std::string_view token;           // hello with kFlagToken: a tenant token's public part
   std::string_view ns, key;         // put append get meta del list deletens
   uint64_t tag = 0;                 // put append
   uint64_t length = 0;              // put append write read alloc(size)

@@ -447,3 +447,30 @@ TEST_CASE("hello reply with kFlagShards carries the shard addresses, and 0 or to
   CHECK_FALSE(wire::DecodeResponse(buf, n, &dr).ok());
 }
 }  // namespace rpmp
+
+namespace rpmp::wire {
+
+TEST_CASE("a tenant token rides at the end of an authenticated hello, and only there") {
+  Request r;
+  r.h.op = Op::kHello;
+  r.h.flags = kFlagAuth | kFlagToken;
+  r.client_name = "app";
+  r.fabric_address = "addr";
+  r.client_nonce = "cn";
+  r.token = "v1.YQ.Yg.123";
+  std::string frame = Encode(r);
+  Request d;
+  REQUIRE(DecodeRequest(frame.data(), frame.size(), &d).ok());
+  CHECK(d.token == "v1.YQ.Yg.123");
+  CHECK(d.client_nonce == "cn");
+  r.h.flags = kFlagToken;  // without the authentication fields: malformed
+  frame = Encode(r);
+  CHECK(DecodeRequest(frame.data(), frame.size(), &d).code() == StatusCode::kInvalidArgument);
+  r.h.flags = kFlagAuth;  // a server that predates the flag sees trailing bytes
+  std::string old = Encode(r);
+  r.h.flags = kFlagAuth | kFlagToken;
+  std::string with = Encode(r);
+  CHECK(with.size() > old.size());
+}
+
+}  // namespace rpmp::wire

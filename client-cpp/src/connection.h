@@ -130,6 +130,7 @@ class Connection {
   // Frames, call slots and receives on fabric_ (Setup, OpenShard).
   Status SetupFrames();
   Status Hello();
+  Status HelloKey(std::string* key, std::string* token) const;
   // Starts the progress thread, then says HELLO under hello_mu_ (OpenOn, OpenShard).
   Status StartProgressAndHello();
   // BYE for the current session, waiting at most a second for the answer (hello_mu_ held

@@ -1,13 +1,16 @@
 // Connection's HELLO: opening a session, with the challenge-response of
 // docs/security.md when a secret is configured (ClientOptions::secret or the file
-// named by $RPMP_SECRET_FILE). The secret never crosses the wire; the server proves
-// it knows the secret too before the client trusts the session.
+// named by $RPMP_SECRET_FILE), or with a tenant token (ClientOptions::tenant_token or
+// the file named by $RPMP_TOKEN_FILE): then the HELLO carries the token's public part
+// and the proof's key is its MAC. Neither the secret nor the MAC crosses the wire; the
+// server proves it knows the same key before the client trusts the session.
 #include <algorithm>
 #include <future>
 
 #include "client-cpp/src/connection.h"
 #include "common/auth.h"
 #include "common/log.h"
+#include "common/tenant_token.h"
 
 namespace rpmp {
 
@@ -46,13 +49,33 @@ Status Connection::EnsureSession() {
   return st;
 }
 
-Status Connection::Hello() {  // hello_mu_ held
-  std::string secret = options_.secret;
-  if (secret.empty()) {
-    StatusOr<std::string> env = auth::SecretFromEnvironment();
-    if (!env.ok()) return env.status();
-    secret = *env;
+// The HELLO credential: the key proofs use, and the token's public part (empty when
+// the key is the cluster secret). Precedence: ClientOptions::tenant_token, then
+// ClientOptions::secret, then $RPMP_TOKEN_FILE, then $RPMP_SECRET_FILE.
+Status Connection::HelloKey(std::string* key, std::string* token) const {
+  std::string text = options_.tenant_token;
+  if (text.empty() && options_.secret.empty()) {
+    RPMP_ASSIGN_OR_RETURN(text, tenant::TokenFromEnvironment());
   }
+  if (!text.empty()) {
+    StatusOr<tenant::Token> t = tenant::Parse(text);
+    if (!t.ok()) return t.status();
+    if (t->mac.empty())
+      return Status::InvalidArgument("the tenant token has no MAC (give the whole token)");
+    *key = t->mac;
+    *token = tenant::PublicPart(*t);
+    return Status::Ok();
+  }
+  *key = options_.secret;
+  if (key->empty()) {
+    RPMP_ASSIGN_OR_RETURN(*key, auth::SecretFromEnvironment());
+  }
+  return Status::Ok();
+}
+
+Status Connection::Hello() {  // hello_mu_ held
+  std::string secret, token;
+  RPMP_RETURN_IF_ERROR(HelloKey(&secret, &token));
   std::string address = fabric_->LocalAddress();
   std::string client_nonce = auth::RandomNonce();
   wire::Request req;
@@ -64,6 +87,10 @@ Status Connection::Hello() {  // hello_mu_ held
   req.fabric_address = address;
   req.client_name = options_.name;
   req.client_nonce = client_nonce;
+  if (!token.empty()) {
+    req.h.flags |= wire::kFlagToken;
+    req.token = token;
+  }
   RPMP_ASSIGN_OR_RETURN(wire::Response r, HelloStep(req));
   std::string challenge = r.challenge;
   if (!challenge.empty()) {  // the server authenticates: prove the secret
@@ -79,6 +106,11 @@ Status Connection::Hello() {  // hello_mu_ held
     if (!auth::Equal(r.server_proof, expected))
       return Status(StatusCode::kPermissionDenied,
                     "rpmp-server at " + server_ + " did not prove the cluster secret");
+  } else if (!token.empty()) {
+    return Status(StatusCode::kPermissionDenied,
+                  "rpmp-server at " + server_ +
+                      " does not authenticate clients, but a tenant token is configured: "
+                      "refusing it (give the server auth_secret_file)");
   } else if (!secret.empty()) {
     return Status(StatusCode::kPermissionDenied,
                   "rpmp-server at " + server_ +

@@ -38,6 +38,13 @@ struct ClientOptions {
   // The cluster secret for HELLO's challenge-response (docs/security.md). Empty: read
   // the file named by $RPMP_SECRET_FILE, if set. Never put it on a command line.
   std::string secret;
+  // A tenant token (docs/security.md "Tenants"): "v1.PREFIX.APP.EXPIRY.MAC", as minted
+  // by `rpmpctl token mint` or the proxy. When set it is used instead of the cluster
+  // secret, and the server lets this client act only on namespaces under PREFIX. Only
+  // its public part crosses the wire (the MAC is the key of the HELLO proof). Empty:
+  // the file named by $RPMP_TOKEN_FILE when `secret` is empty too, else the secret.
+  // The cluster client passes it to every connection it opens.
+  std::string tenant_token;
   // How long a blocking call keeps retrying on a fresh session when the server went
   // away (Unavailable), e.g. across a restart. 0: one retry at once. Only calls that
   // are safe to repeat retry: reads, and puts/appends/deletes (they carry a write id,

@@ -28,10 +28,11 @@ extern "C" {
 
 JNIEXPORT jlong JNICALL Java_io_rpmp_client_NativeClient_nativeConnect(
     JNIEnv* env, jclass, jbyteArray server, jbyteArray provider, jlong timeout_ms, jbyteArray name,
-    jlong buffer_cache_bytes, jint max_inflight, jbyteArray secret) {
+    jlong buffer_cache_bytes, jint max_inflight, jbyteArray secret, jbyteArray token) {
   RPMP_JNI_TRY
   rpmp::ClientOptions options;
   options.secret = ToString(env, secret);  // empty: librpmp reads $RPMP_SECRET_FILE
+  options.tenant_token = ToString(env, token);  // empty: $RPMP_TOKEN_FILE or the secret
   options.provider = ToString(env, provider);
   options.timeout = std::chrono::milliseconds(timeout_ms);
   options.name = ToString(env, name);
@@ -47,10 +48,11 @@ JNIEXPORT jlong JNICALL Java_io_rpmp_client_NativeClient_nativeConnect(
 JNIEXPORT jlong JNICALL Java_io_rpmp_client_NativeClient_nativeConnectCluster(
     JNIEnv* env, jclass, jbyteArray proxies, jbyteArray provider, jlong timeout_ms, jbyteArray name,
     jlong buffer_cache_bytes, jint max_inflight, jlong retry_for_ms, jlong proxy_timeout_ms,
-    jint replicas, jint min_replicas, jlong ttl_seconds, jbyteArray secret) {
+    jint replicas, jint min_replicas, jlong ttl_seconds, jbyteArray secret, jbyteArray token) {
   RPMP_JNI_TRY
   rpmp::ClusterOptions options;
   options.client.secret = ToString(env, secret);  // empty: librpmp reads $RPMP_SECRET_FILE
+  options.client.tenant_token = ToString(env, token);  // empty: $RPMP_TOKEN_FILE or the secret
   options.client.provider = ToString(env, provider);
   options.client.timeout = std::chrono::milliseconds(timeout_ms);
   options.client.name = ToString(env, name);

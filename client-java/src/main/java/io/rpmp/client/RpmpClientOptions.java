@@ -12,6 +12,7 @@ public final class RpmpClientOptions {
   private long bufferCacheBytes = 256L << 20;
   private int maxInflight = 64;
   private byte[] secret = new byte[0];
+  private String token = "";
   // Cluster mode only (connectCluster); defaults match librpmp's ClusterOptions.
   private Duration retryFor = Duration.ofSeconds(30);
   private Duration proxyTimeout = Duration.ofSeconds(2);
@@ -59,6 +60,17 @@ public final class RpmpClientOptions {
    */
   public RpmpClientOptions secret(byte[] secret) {
     this.secret = secret == null ? new byte[0] : secret.clone();
+    return this;
+  }
+
+  /**
+   * A tenant token ("v1.PREFIX.APP.EXPIRY.MAC", docs/security.md "Tenants"): used instead
+   * of the cluster secret; the servers let this client act only on namespaces under
+   * PREFIX. Empty (the default) = the file named by RPMP_TOKEN_FILE when no secret is
+   * set, else the secret. Never logged.
+   */
+  public RpmpClientOptions token(String token) {
+    this.token = token == null ? "" : token;
     return this;
   }
 
@@ -127,6 +139,11 @@ public final class RpmpClientOptions {
 
   public int maxInflight() {
     return maxInflight;
+  }
+
+  /** The tenant token (empty when none was set). */
+  public String token() {
+    return token;
   }
 
   /** A copy of the secret (empty when none was set). */
