@@ -12,6 +12,9 @@
 # cost: the protocol changed, so an old server needs its own client); the secured side
 # stays this build with the secret. OFF_SECRET=1 gives the BIN_OFF side the secret too
 # (same protocol: this build against another build of it, e.g. main vs a branch).
+# TOKEN=1 compares tenant tokens with the cluster secret (docs/security.md "Tenants"):
+# both servers hold the secret; the "on" client proves a token for rpmp-bench/ (its
+# namespace, checked against the prefix on every request), the "off" client the secret.
 set -euo pipefail
 build=${1:-build}
 rounds=${2:-3}
@@ -45,6 +48,12 @@ if [ -n "${BIN_OFF:-}" ]; then
   [ -x "$BIN_OFF/rpmp-bench" ] && bench_off="$BIN_OFF/rpmp-bench"
   no_secret=0 label_on=secured label_off=old
   echo "sides: on=this build ($bin) with the cluster secret; off=BIN_OFF ($BIN_OFF) server, client $bench_off, secret: ${OFF_SECRET:-0}"
+elif [ "${TOKEN:-0}" = 1 ]; then
+  start token "$bin" --auth-secret-file "$work/secret"; on=$addr
+  start secret "$bin" --auth-secret-file "$work/secret"; off=$addr
+  (umask 077 && RPMP_SECRET_FILE="$work/secret" "$bin/rpmpctl" token mint --prefix rpmp-bench/ --app bench >"$work/token")
+  OFF_SECRET=1 no_secret=1 label_on=token label_off=secret
+  echo "sides: on=tenant token (prefix rpmp-bench/), off=cluster secret; both servers with the secret; both $bin"
 else
   start secured "$bin" --auth-secret-file "$work/secret"; on=$addr
   start open "$bin"; off=$addr
@@ -58,6 +67,7 @@ for r in $(seq 1 "$rounds"); do
     addr=$off; env=(env -u RPMP_SECRET_FILE) client=$bench_off
     [ "${OFF_SECRET:-0}" = 1 ] && env=(env RPMP_SECRET_FILE="$work/secret")
     [ $mode = on ] && { addr=$on client="$bin/rpmp-bench"; [ $no_secret = 1 ] || env=(env RPMP_SECRET_FILE="$work/secret"); }
+    [ $mode = on ] && [ "${TOKEN:-0}" = 1 ] && env=(env -u RPMP_SECRET_FILE RPMP_TOKEN_FILE="$work/token")
     while read -r line; do
       echo "round=$r security=$mode $line"
       [[ $line == FAILED* ]] && exit 1

@@ -19,6 +19,7 @@
 #include "cli/exit_codes.h"
 #include "cli/cluster_commands.h"
 #include "cli/stat_command.h"
+#include "cli/token_command.h"
 #include "common/config_util.h"
 #include "proto/proxy_client.h"
 #include "rpmp/client.h"
@@ -37,7 +38,8 @@ constexpr const char* kUsage =
     "  without --server and --proxy, RPMP_PROXIES (HOST:PORT,...) names the proxies;\n"
     "  with proxies, data commands go to the right servers of the cluster.\n"
     "  credentials come from the environment, never the command line: RPMP_SECRET_FILE\n"
-    "  (the cluster secret) and RPMP_TLS_DIR (ca.crt, client.crt, client.key: mutual TLS\n"
+    "  (the cluster secret), or RPMP_TOKEN_FILE (a tenant token: only namespaces under its\n"
+    "  prefix), and RPMP_TLS_DIR (ca.crt, client.crt, client.key: mutual TLS\n"
     "  to the proxies; drain, nodes rm and deleting others' namespaces need an admin\n"
     "  certificate).\n"
     "commands:\n"
@@ -64,7 +66,10 @@ constexpr const char* kUsage =
     "  quota rm PREFIX | quota ls    remove one (admin) | every quota with its use\n"
     "  token issue --prefix P --app A [--ttl DURATION]   a credential for namespaces under P\n"
     "                                from the proxies (stdout; ttl default 24h; an application\n"
-    "                                certificate claims P, an admin one may name any P or *)\n";
+    "                                certificate claims P, an admin one may name any P or *)\n"
+    "local commands:\n"
+    "  token mint --prefix P --app A [--ttl DURATION]   print a tenant token for namespaces\n"
+    "                                under P (default ttl 24h; needs RPMP_SECRET_FILE)\n";
 
 struct Args {
   std::string server, proxy, provider = "tcp;ofi_rxm", timeout = "30s";
@@ -211,6 +216,8 @@ int Main(int argc, char** argv) {
     }
   }
   if (a.words.empty()) return Usage("no command given");
+  // token issue asks the proxies (a cluster command); token mint is local.
+  if (a.words[0] == "token" && !(a.words.size() > 1 && a.words[1] == "issue")) return RunTokenCommand(a.words, a.opts);
   std::vector<std::string> proxies = a.server.empty() ? ProxiesFromFlagOrEnv(a.proxy) : SplitProxyList(a.proxy);
   if (IsClusterCommand(a.words[0])) return RunClusterCommand(proxies, a.words, a.opts);
   if (a.server.empty() && proxies.empty())

@@ -43,7 +43,12 @@ int Run(int argc, char** argv) {
 
   // Server-to-server links (cluster mode) use librpmp, which reads the secret from
   // $RPMP_SECRET_FILE: point it at the server's own secret.
-  if (!config->auth_secret_file.empty()) setenv("RPMP_SECRET_FILE", config->auth_secret_file.c_str(), 1);
+  // A tenant token in the environment would take precedence over it: replica links
+  // need the secret itself (docs/security.md "Tenants").
+  if (!config->auth_secret_file.empty()) {
+    setenv("RPMP_SECRET_FILE", config->auth_secret_file.c_str(), 1);
+    unsetenv("RPMP_TOKEN_FILE");
+  }
   // Metrics (--metrics-listen): declared before everything they observe, so the HTTP
   // endpoint (destroyed first) never reads a component that is gone.
   std::unique_ptr<MetricsRegistry> registry;

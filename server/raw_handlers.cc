@@ -22,7 +22,7 @@ void Server::HandleRaw(Slot* s) {
         (void)store_->Free(*a);
         return ReplyError(s, p.status());
       }
-      raw_owners_.Claim(*a, q.length, q.h.session);
+      raw_owners_.Claim(*a, q.length, q.h.session, s->tenant);
       r.pool = a->pool;
       r.offset = a->offset;
       // No key: raw memory is not remotely readable (the server moves its bytes by
@@ -31,7 +31,7 @@ void Server::HandleRaw(Slot* s) {
       return Reply(s);
     }
     case wire::Op::kFree: {
-      Status st = raw_owners_.Release({q.pool, q.offset}, q.h.session);
+      Status st = raw_owners_.Release({q.pool, q.offset}, q.h.session, s->tenant);
       if (st.ok()) st = store_->Free({q.pool, q.offset});
       return st.ok() ? Reply(s) : ReplyError(s, st);
     }
@@ -42,7 +42,7 @@ void Server::HandleRaw(Slot* s) {
   if (!p.ok()) return ReplyError(s, p.status());
   s->raw = *p;
   // Refused for another live session's allocation; pinned (no FREE) until the reply.
-  Status owned = raw_owners_.Pin({q.pool, q.offset}, q.length, q.h.session);
+  Status owned = raw_owners_.Pin({q.pool, q.offset}, q.length, q.h.session, s->tenant);
   if (!owned.ok()) return ReplyError(s, owned);
   s->raw_pinned = true;
   s->raw_at = {q.pool, q.offset};

@@ -12,9 +12,9 @@ std::string Where(RawAddress a) {
 
 }  // namespace
 
-void RawOwners::Claim(RawAddress a, uint64_t size, uint32_t session) {
+void RawOwners::Claim(RawAddress a, uint64_t size, uint32_t session, std::string_view tenant) {
   std::lock_guard<std::mutex> lock(mu_);
-  entries_[{a.pool, a.offset}] = Entry{size, session, 0};
+  entries_[{a.pool, a.offset}] = Entry{size, session, 0, std::string(tenant)};
 }
 
 std::map<RawOwners::Key, RawOwners::Entry>::iterator RawOwners::Find(RawAddress a, uint64_t len) {
@@ -28,17 +28,34 @@ std::map<RawOwners::Key, RawOwners::Entry>::iterator RawOwners::Find(RawAddress 
   return it;
 }
 
-Status RawOwners::Owned(const Entry& e, uint32_t session, RawAddress a) const {
-  if (e.owner == 0 || e.owner == session) return Status::Ok();
-  return Status(StatusCode::kPermissionDenied,
-                "raw allocation at " + Where(a) + " belongs to another session");
+Status RawOwners::Owned(const Entry& e, uint32_t session, std::string_view tenant,
+                        RawAddress a) const {
+  if (e.owner == session) return Status::Ok();
+  if (e.owner != 0)
+    return Status(StatusCode::kPermissionDenied,
+                  "raw allocation at " + Where(a) + " belongs to another session");
+  if (!tenant.empty() && tenant != e.tenant)  // an orphan of another credential
+    return Status(StatusCode::kPermissionDenied,
+                  "raw allocation at " + Where(a) + " was made by another credential than this "
+                  "one (prefix \"" + std::string(tenant) + "\")");
+  return Status::Ok();
 }
 
-Status RawOwners::Pin(RawAddress a, uint64_t len, uint32_t session) {
+namespace {
+Status NoOwner(RawAddress a, std::string_view tenant) {
+  return Status(StatusCode::kPermissionDenied,
+                "raw allocation at " + Where(a) + " has no recorded owner (made before a restart): "
+                "only a holder of the cluster secret may touch it, not this credential (prefix \"" +
+                    std::string(tenant) + "\")");
+}
+}  // namespace
+
+Status RawOwners::Pin(RawAddress a, uint64_t len, uint32_t session, std::string_view tenant) {
   std::lock_guard<std::mutex> lock(mu_);
   auto it = Find(a, len);
-  if (it == entries_.end()) return Status::Ok();  // made before a restart: unowned
-  Status st = Owned(it->second, session, a);
+  if (it == entries_.end())  // made before a restart: unowned
+    return tenant.empty() ? Status::Ok() : NoOwner(a, tenant);
+  Status st = Owned(it->second, session, tenant, a);
   if (!st.ok()) return st;
   it->second.owner = session;  // adopt an orphan
   it->second.pins++;
@@ -51,11 +68,11 @@ void RawOwners::Unpin(RawAddress a) {
   if (it != entries_.end() && it->second.pins > 0) it->second.pins--;
 }
 
-Status RawOwners::Release(RawAddress a, uint32_t session) {
+Status RawOwners::Release(RawAddress a, uint32_t session, std::string_view tenant) {
   std::lock_guard<std::mutex> lock(mu_);
   auto it = entries_.find({a.pool, a.offset});
-  if (it == entries_.end()) return Status::Ok();
-  Status st = Owned(it->second, session, a);
+  if (it == entries_.end()) return tenant.empty() ? Status::Ok() : NoOwner(a, tenant);
+  Status st = Owned(it->second, session, tenant, a);
   if (!st.ok()) return st;
   if (it->second.pins > 0)
     return Status(StatusCode::kFailedPrecondition,

@@ -8,6 +8,7 @@
 #include <cstring>
 
 #include "common/auth.h"
+#include "common/tenant_token.h"
 #include "common/config_util.h"
 #include "common/log.h"
 #include "common/thread_name.h"
@@ -53,6 +54,7 @@ Status Server::Setup() {
   RPMP_ASSIGN_OR_RETURN(fabric_, Fabric::Open(fo));
   if (!config_.auth_secret_file.empty()) {
     RPMP_ASSIGN_OR_RETURN(secret_, auth::LoadSecretFile(config_.auth_secret_file));
+    tenant_key_ = tenant::DeriveKey(secret_);
   } else {
     RPMP_LOG_WARN("no cluster secret configured (auth_secret_file): any client that reaches %s "
                   "is served unauthenticated%s (docs/security.md)", config_.listen.c_str(),

@@ -99,6 +99,7 @@ class Server {
   void HandleHello(Slot* s, PeerAddr src);  // session_check.cc
   // Refuses a frame AdmitRequest did not admit (sessions_mu_ held by *lock, released here).
   void RefuseFrame(Slot* s, PeerAddr src, Session* session, std::unique_lock<std::mutex>* lock);
+  bool AdmitTenant(Slot* s, Session* session, std::unique_lock<std::mutex>* lock);
   // Withdraws HELLO replies the provider has not taken within hello_timeout, freeing
   // their slots and address entries (session_check.cc).
   void ExpireHellos(Shard* shard);
@@ -139,6 +140,7 @@ class Server {
   std::vector<std::unique_ptr<Shard>> shards_;  // the data shards (shard.h)
   std::unique_ptr<SessionTable> sessions_;  // under sessions_mu_ (sessions.h)
   std::string secret_;                      // the cluster secret; empty = none
+  std::string tenant_key_;                  // K of tenant tokens, from secret_ (tenant_token.h)
   std::chrono::steady_clock::time_point next_expiry_{};  // shard 0's progress thread only
   RawOwners raw_owners_;  // who may touch which raw allocation (raw_handlers.cc)
   std::atomic<uint64_t> hellos_dropped_{0}, hellos_withdrawn_{0};

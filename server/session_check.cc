@@ -3,8 +3,10 @@
 // tag and sender address), per-session in-flight limits, BYE and idle expiry.
 // Runs on the progress thread of the frame's shard; ReleaseSessionHold may run wherever a slot is recycled.
 #include <algorithm>
+#include <optional>
 
 #include "common/auth.h"
+#include "common/tenant_token.h"
 #include "common/log.h"
 #include "server/server.h"
 #include "server/slot.h"
@@ -70,6 +72,10 @@ void Server::HandleHello(Slot* s, PeerAddr src) {
   s->peer = *peer;
   s->has_peer = true;
   s->peer_hold = *address;  // until the reply is sent, unless a session takes it
+  // The proof's key: the cluster secret, or a tenant token's MAC (recomputed from K).
+  // A server without a secret ignores tokens: it serves everyone (docs/security.md).
+  std::string key = secret_;
+  std::optional<tenant::Token> token;
   if (!secret_.empty()) {
     if (!auth) {
       lock.unlock();
@@ -84,16 +90,41 @@ void Server::HandleHello(Slot* s, PeerAddr src) {
       return Reply(s);
     }
     bool fresh = sessions_->TakeChallenge(q.server_nonce, *address, now);
+    if (q.h.flags & wire::kFlagToken) {  // a tenant: the proof's key is the token's MAC
+      StatusOr<tenant::Token> t = tenant::Parse(q.token);
+      if (t.ok() && !t->mac.empty()) t = Status::InvalidArgument("a HELLO must not carry the token's MAC");
+      if (!t.ok()) {
+        lock.unlock();
+        RPMP_LOG_WARN("hello of client '%.*s' refused: %s", static_cast<int>(q.client_name.size()),
+                      q.client_name.data(), t.status().message().c_str());
+        return ReplyError(s, t.status());
+      }
+      key = tenant::Mac(tenant_key_, t->prefix, t->app, t->expiry);
+      token = std::move(t).value();
+    }
     if (!fresh || q.client_nonce.size() != auth::kNonceSize ||
-        !auth::Equal(q.proof, auth::ClientProof(secret_, q.server_nonce, q.client_nonce,
+        !auth::Equal(q.proof, auth::ClientProof(key, q.server_nonce, q.client_nonce,
                                                 q.fabric_address))) {
       lock.unlock();
-      RPMP_LOG_WARN("authentication failed for client '%.*s' (%s)",
+      const char* why = !fresh ? "authentication failed: unknown or expired challenge"
+                        : token.has_value()
+                            ? "authentication failed: the tenant token was not minted with this "
+                              "cluster's secret, or was altered"
+                            : "authentication failed: wrong cluster secret";
+      RPMP_LOG_WARN("authentication failed for client '%.*s'%s%s (%s)",
                     static_cast<int>(q.client_name.size()), q.client_name.data(),
-                    fresh ? "wrong secret" : "unknown or expired challenge");
-      return ReplyError(s, Status(StatusCode::kPermissionDenied,
-                                  fresh ? "authentication failed: wrong cluster secret"
-                                        : "authentication failed: unknown or expired challenge"));
+                    token.has_value() ? " with the tenant token of " : "",
+                    token.has_value() ? token->app.c_str() : "", why);
+      return ReplyError(s, Status(StatusCode::kPermissionDenied, why));
+    }
+    if (token.has_value()) {
+      Status live = tenant::CheckExpiry(*token, tenant::NowUnix());
+      if (!live.ok()) {
+        lock.unlock();
+        RPMP_LOG_WARN("hello of client '%.*s' refused: %s", static_cast<int>(q.client_name.size()),
+                      q.client_name.data(), live.message().c_str());
+        return ReplyError(s, live);
+      }
     }
   }
   // Legacy clients (no kFlagAuth) of a server without a secret get tag 0.
@@ -107,6 +138,13 @@ void Server::HandleHello(Slot* s, PeerAddr src) {
     return ReplyError(s, id.status());
   }
   s->peer_hold.clear();  // the session owns the reference now
+  if (token.has_value() && token->prefix != tenant::kAllPrefix) {
+    Session* session = sessions_->Find(*id);
+    session->prefix = token->prefix;
+    session->token_expiry = token->expiry;
+  } else if (token.has_value()) {
+    sessions_->Find(*id)->token_expiry = token->expiry;
+  }
   lock.unlock();
   if (evicted != 0) {
     raw_owners_.SessionEnded(evicted);
@@ -115,8 +153,14 @@ void Server::HandleHello(Slot* s, PeerAddr src) {
   }
   s->req.h.session = *id;
   s->req.h.session_tag = tag;  // echoed in the reply header
-  RPMP_LOG_INFO("session %u opened: client '%.*s'%s", *id, static_cast<int>(q.client_name.size()),
-                q.client_name.data(), secret_.empty() ? "" : " (authenticated)");
+  if (token.has_value()) {
+    RPMP_LOG_INFO("session %u opened: client '%.*s' (authenticated: tenant '%s', prefix \"%s\")", *id,
+                  static_cast<int>(q.client_name.size()), q.client_name.data(), token->app.c_str(),
+                  token->prefix.c_str());
+  } else {
+    RPMP_LOG_INFO("session %u opened: client '%.*s'%s", *id, static_cast<int>(q.client_name.size()),
+                  q.client_name.data(), secret_.empty() ? "" : " (authenticated)");
+  }
   s->resp.session = *id;
   s->resp.node_id = store_->NodeId();
   s->resp.max_inline =
@@ -131,7 +175,7 @@ void Server::HandleHello(Slot* s, PeerAddr src) {
   if (auth) {
     s->resp.h.flags |= wire::kFlagAuth;
     if (!secret_.empty())
-      s->resp.server_proof = auth::ServerProof(secret_, q.server_nonce, q.client_nonce, tag);
+      s->resp.server_proof = auth::ServerProof(key, q.server_nonce, q.client_nonce, tag);
   }
   Reply(s);
 }
@@ -163,7 +207,59 @@ bool Server::AdmitRequest(Slot* s, PeerAddr src) {
   }
   session->inflight++;
   s->counted_session = h.session;
+  // Counted first: a tenant's refused requests hold slots within its in-flight limit too.
+  if (session->token_expiry != 0) return AdmitTenant(s, session, &lock);
   return true;
+}
+
+// A tenant's request (docs/security.md "Tenants"): its token must not have expired (else
+// the session ends, told why), and a namespace-addressed op must name a namespace under
+// the token's prefix. A raw op takes the prefix along (raw_owners.h). Replica frames
+// need the cluster secret. sessions_mu_ held; on refusal it replies and unlocks.
+bool Server::AdmitTenant(Slot* s, Session* session, std::unique_lock<std::mutex>* lock) {
+  const wire::Request& q = s->req;
+  Status refused;
+  bool ended = false;
+  if (tenant::NowUnix() > session->token_expiry + tenant::kSkewSeconds) {
+    refused = Status(StatusCode::kPermissionDenied,
+                     "the tenant token of this session expired at unix " +
+                         std::to_string(session->token_expiry) +
+                         ": the session ends; mint a new token (rpmpctl token mint)");
+    // It ends once nothing of it is in flight, this refusal included (its reply still
+    // goes to the session's address: ReleaseSessionHold).
+    session->dropped = true;
+    session->end_reason = SessionEnd::kTokenExpired;
+    ended = true;
+  } else if (session->prefix.empty()) {
+    return true;  // a "*" token
+  } else if (q.h.flags & wire::kFlagReplica) {
+    refused = Status(StatusCode::kPermissionDenied,
+                     "replica frames need the cluster secret, not a tenant token");
+  } else {
+    switch (q.h.op) {
+      case wire::Op::kPut: case wire::Op::kAppend: case wire::Op::kGet: case wire::Op::kGetMeta:
+      case wire::Op::kDel: case wire::Op::kList: case wire::Op::kDeleteNs:
+        if (tenant::Authorizes(session->prefix, q.ns)) return true;
+        refused = Status(StatusCode::kPermissionDenied,
+                         "namespace \"" + std::string(q.ns) + "\" is outside this credential's prefix \"" +
+                             session->prefix + "\"");
+        break;
+      case wire::Op::kAlloc: case wire::Op::kFree: case wire::Op::kWrite: case wire::Op::kRead:
+        s->tenant = session->prefix;
+        return true;
+      default: return true;  // STAT, BYE
+    }
+  }
+  counters_.errors.fetch_add(1, std::memory_order_relaxed);
+  lock->unlock();
+  if (ended) {
+    raw_owners_.SessionEnded(q.h.session);
+    RPMP_LOG_INFO("session %u ends: its tenant token expired", q.h.session);
+  }
+  RPMP_LOG_DEBUG("session %u: %s refused: %s", q.h.session, wire::OpName(q.h.op),
+                 refused.message().c_str());
+  ReplyError(s, refused);
+  return false;
 }
 
 // A frame naming a session that ended (or that this server does not know) is refused,
@@ -182,8 +278,9 @@ void Server::RefuseFrame(Slot* s, PeerAddr src, Session* session,
   std::string why;
   if (session != nullptr && session->dropped && session->tag == h.session_tag &&
       (!s->fabric->reports_source() || src == session->peer)) {
-    why = session->end_reason == SessionEnd::kClosed
-              ? "closed by the client (BYE)"
+    why = session->end_reason == SessionEnd::kClosed ? "closed by the client (BYE)"
+          : session->end_reason == SessionEnd::kTokenExpired
+              ? "ended: its tenant token expired (mint a new one)"
               : "dropped: a transfer with the client stalled past rma_timeout";
     stats.refused[static_cast<size_t>(session->end_reason)].fetch_add(1, std::memory_order_relaxed);
     known_sender = stalled.count(session->peer) == 0;  // else a reply would stall too
@@ -200,6 +297,7 @@ void Server::RefuseFrame(Slot* s, PeerAddr src, Session* session,
               std::to_string(sessions_->limits().max_per_address) + ")";
         break;
       case SessionEnd::kDropped: why = "dropped: a transfer with the client stalled past rma_timeout"; break;
+      case SessionEnd::kTokenExpired: why = "ended: its tenant token expired (mint a new one)"; break;
       case SessionEnd::kCount: break;
     }
     stats.refused[static_cast<size_t>(ended->reason)].fetch_add(1, std::memory_order_relaxed);

@@ -45,6 +45,7 @@ const char* SessionEndName(SessionEnd why) {
     case SessionEnd::kExpired: return "expired";
     case SessionEnd::kEvicted: return "evicted";
     case SessionEnd::kDropped: return "dropped";
+    case SessionEnd::kTokenExpired: return "token_expired";
     case SessionEnd::kCount: break;
   }
   return "unknown";

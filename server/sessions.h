@@ -41,6 +41,7 @@ enum class SessionEnd : uint8_t {
   kExpired,  // idle longer than session_idle_timeout
   kEvicted,  // its address reached max_sessions_per_address and it was the least recently used
   kDropped,  // its client stalled an RMA past rma_timeout
+  kTokenExpired,  // its tenant token expired (docs/security.md "Tenants")
   kCount,
 };
 const char* SessionEndName(SessionEnd why);  // "closed", "expired", ...
@@ -62,6 +63,10 @@ struct Session {
   uint64_t tag = 0;  // 0 for a legacy (pre-tag) client of a server without a secret
   std::string address;
   std::string client_name;  // as its HELLO named it (e.g. spark-executor-3)
+  // Tenants (docs/security.md): the namespace prefix its token grants, checked on every
+  // request; "" = unrestricted (proved with the cluster secret, or a server without one).
+  std::string prefix;
+  int64_t token_expiry = 0;  // unix seconds; 0 = no token
   std::chrono::steady_clock::time_point last_used;
   uint32_t inflight = 0;
   // Ending (BYE, or dropped: its client stalled an RMA past rma_timeout): frames naming

@@ -40,6 +40,7 @@ struct Slot {
   bool raw_pinned = false;       // raw_at is pinned in Server::raw_owners_ until recycled
   RawAddress raw_at;
   uint32_t counted_session = 0;  // its in-flight count includes this request
+  std::string tenant;            // raw ops: the session's tenant prefix ("" = unrestricted)
   std::string peer_hold;         // an AV reference (by address) kept until the reply is sent
   // A HELLO being answered (counted in Server::hello_guard_): its reply is withdrawn
   // at hello_deadline if the provider has not taken it (Server::ExpireHellos).
@@ -71,6 +72,7 @@ struct Slot {
     raw = nullptr;
     raw_pinned = false;
     counted_session = 0;
+    tenant.clear();
     peer_hold.clear();
     rma_pending = 0;
     rma_status = Status::Ok();

@@ -121,9 +121,10 @@ bool ClusterHarness::Start(int nproxies, int nservers) {
 }
 
 ServerProcess* ClusterHarness::AddServer() {
-  auto s = std::make_unique<ServerProcess>(
-      pool_size_, std::vector<std::string>{"--proxy", proxy_list(), "--provider", Provider(), "--segment-size", "4m",
-                                       "--replication-timeout", "6s"});
+  std::vector<std::string> args{"--proxy", proxy_list(), "--provider", Provider(), "--segment-size", "4m",
+                                "--replication-timeout", "6s"};
+  args.insert(args.end(), server_args_.begin(), server_args_.end());
+  auto s = std::make_unique<ServerProcess>(pool_size_, args);
   if (!s->Start()) return nullptr;
   servers_.push_back(std::move(s));
   node_ids_.push_back(0);
@@ -175,8 +176,10 @@ ServerProcess* ClusterHarness::ServerOfNode(uint64_t id) {
   return nullptr;
 }
 
-std::unique_ptr<Client> ClusterHarness::Connect() {
+std::unique_ptr<Client> ClusterHarness::Connect(const std::string& token, const std::string& secret) {
   ClusterOptions o;
+  o.client.tenant_token = token;
+  o.client.secret = secret;
   o.client.provider = Provider();
   o.client.timeout = std::chrono::seconds(2);
   o.client.buffer_cache_bytes = 32u << 20;

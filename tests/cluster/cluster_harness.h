@@ -68,8 +68,11 @@ class ClusterHarness {
   // The server process serving node `id`, nullptr if none.
   ServerProcess* ServerOfNode(uint64_t id);
   uint64_t NodeIdOf(ServerProcess* s);
-  // ConnectCluster with test timeouts (2 s per call, 30 s of retries).
-  std::unique_ptr<Client> Connect();
+  // ConnectCluster with test timeouts (2 s per call, 30 s of retries); with a tenant
+  // token or a cluster secret when given.
+  std::unique_ptr<Client> Connect(const std::string& token = "", const std::string& secret = "");
+  // Extra arguments of servers started from now on (e.g. --auth-secret-file PATH).
+  void set_server_args(std::vector<std::string> args) { server_args_ = std::move(args); }
   // Logs of all processes, for failure messages.
   std::string Describe() const;
 
@@ -81,6 +84,7 @@ class ClusterHarness {
   std::vector<std::unique_ptr<ServerProcess>> servers_;
   std::vector<uint64_t> node_ids_;
   std::string pool_size_ = "256m";
+  std::vector<std::string> server_args_;
   std::unique_ptr<ProxyClient> proxy_client_;
 };
 
