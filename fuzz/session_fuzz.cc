@@ -1,7 +1,7 @@
 // Stateful fuzzer of the session layer (docs/security.md, "unauthenticated work"). Each
 // input is a program of hostile steps against one in-process rpmp-server with a
 // cluster secret: HELLOs claiming addresses of any length, family, port or owner,
-// proofs right and wrong, HELLO steps out of order, BYEs and requests naming real,
+// proofs right and wrong (some with tenant tokens, live, expired or junk), HELLO steps out of order, BYEs and requests naming real,
 // stale or forged sessions with any size fields, and raw frames. After each input a
 // honest client must write and read back within kHonestBound (one kept connected, and
 // every kFreshEvery inputs one connecting afresh); if it cannot, the process aborts
@@ -24,6 +24,7 @@
 #include <string>
 
 #include "common/tcp_connect.h"
+#include "common/tenant_token.h"
 #include "server/server.h"
 #include "server/store/open_store.h"
 #include "tests/hostile_peer.h"
@@ -244,9 +245,25 @@ void RunStep(Reader& in, World& w, std::string* challenge) {
       std::string client_nonce = rpmp::auth::RandomNonce();
       std::string server_nonce = in.Byte() % 4 ? *challenge : in.Bytes(in.Byte() % 40);
       std::string key = in.Byte() % 3 ? std::string(kSecret) : "wrong-secret-0123456789";
+      // Sometimes a tenant: a token's public part (live or expired, any prefix bytes),
+      // proved with its MAC or with the wrong key; or junk in the token field.
+      std::string token;
+      uint8_t tk = in.Byte() % 4;
+      if (tk == 1 || tk == 2) {
+        int64_t expiry = rpmp::tenant::NowUnix() + (tk == 1 ? 3600 : -3600);
+        std::string prefix = in.Byte() % 2 ? std::string("fuzz/") : in.Bytes(1 + in.Byte() % 8);
+        token = rpmp::tenant::PublicPart({prefix, "fuzz", expiry, {}});
+        if (in.Byte() % 3) key = rpmp::tenant::Mac(rpmp::tenant::DeriveKey(kSecret), prefix, "fuzz", expiry);
+      } else if (tk == 3) {
+        token = in.Bytes(in.Byte() % 64);
+      }
       std::string proof = rpmp::auth::ClientProof(key, server_nonce, client_nonce, address);
       r.h.op = wire::Op::kHello;
       r.h.flags = wire::kFlagAuth;
+      if (!token.empty()) {
+        r.h.flags |= wire::kFlagToken;
+        r.token = token;
+      }
       r.fabric_address = address;
       r.client_name = "fuzz";
       r.client_nonce = client_nonce;

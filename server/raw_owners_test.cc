@@ -32,4 +32,22 @@ TEST_CASE("raw owners: an ended session's allocations are adopted by the next to
   CHECK(o.Release({0, 0}, 10).ok());
 }
 
+TEST_CASE("raw owners: a tenant adopts only orphans of its own prefix, never unowned memory") {
+  RawOwners o;
+  o.Claim({0, 0}, 64, 7, "app-a/");
+  o.Claim({0, 1000}, 64, 7, "app-a/");
+  o.Claim({0, 2000}, 64, 8, "");  // a secret holder's
+  o.SessionEnded(7);
+  o.SessionEnded(8);
+  CHECK(o.Pin({0, 0}, 8, 9, "app-b/").code() == StatusCode::kPermissionDenied);
+  CHECK(o.Release({0, 0}, 9, "app-b/").code() == StatusCode::kPermissionDenied);
+  CHECK(o.Pin({0, 2000}, 8, 9, "app-b/").code() == StatusCode::kPermissionDenied);
+  CHECK(o.Pin({0, 50000}, 8, 9, "app-b/").code() == StatusCode::kPermissionDenied);  // unowned
+  REQUIRE(o.Pin({0, 0}, 8, 10, "app-a/").ok());  // same prefix: adopted
+  o.Unpin({0, 0});
+  CHECK(o.Pin({0, 0}, 8, 11, "app-a/").code() == StatusCode::kPermissionDenied);  // 10 owns it
+  CHECK(o.Release({0, 1000}, 12, "").ok());  // the secret holder adopts any orphan
+  CHECK(o.Pin({0, 2000}, 8, 12, "").ok());
+}
+
 }  // namespace rpmp

@@ -83,11 +83,17 @@ struct RawPeer {
   }
 
   // Opens a session like librpmp does (challenge-response when the server asks for
-  // one, with `secret`). Returns the final reply; session/tag are set when it is OK.
-  wire::Response Hello(const std::string& secret = "") {
+  // one, with `secret` as the proof's key). With `token`, the HELLO carries it (a tenant
+  // token's public part, or anything) and `secret` is the key to prove with.
+  // Returns the final reply; session/tag are set when it is OK.
+  wire::Response Hello(const std::string& secret = "", const std::string& token = "") {
     wire::Request r;
     r.h.op = wire::Op::kHello;
     r.h.flags = wire::kFlagAuth;
+    if (!token.empty()) {
+      r.h.flags |= wire::kFlagToken;
+      r.token = token;
+    }
     std::string addr = fabric->LocalAddress();
     std::string cn = auth::RandomNonce();
     r.fabric_address = addr;

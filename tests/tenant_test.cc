@@ -15,11 +15,13 @@
 
 #include "common/tenant_token.h"
 #include "rpmp/client.h"
+#include "tests/raw_peer.h"
 #include "tests/server_process.h"
 
 namespace rpmp {
 namespace {
 
+using testing::RawPeer;
 using testing::RunTool;
 using testing::ServerProcess;
 
@@ -72,9 +74,11 @@ void CheckOutside(const Status& st, const std::string& ns, const std::string& pr
                           prefix + "\"") != std::string::npos);
 }
 
+// Two data shards: a client opens one connection (and HELLO) per shard, each with
+// the token (docs/sharding.md).
 struct Server {
   PrivateFile secret{kSecret};
-  ServerProcess process{"128m", {"--auth-secret-file", secret.path}};
+  ServerProcess process{"128m", {"--auth-secret-file", secret.path, "--data-threads", "2"}};
   Server() {
     unsetenv("RPMP_SECRET_FILE");
     unsetenv("RPMP_TOKEN_FILE");
@@ -90,6 +94,13 @@ TEST_CASE("tenant: a token acts on its prefix only, the secret on all (direct se
   REQUIRE(admin->Put("app-b/shuffle", "k", "b's", 3).ok());
   auto a = Connect(server.process, Token("app-a/", "app-a"));
   auto b = Connect(server.process, Token("app-b/", "app-b"));
+  // Each of A's shard connections opened a session bound to its prefix.
+  std::string log = server.process.Log();
+  size_t a_sessions = 0;
+  for (size_t at = log.find("tenant 'app-a', prefix \"app-a/\""); at != std::string::npos;
+       at = log.find("tenant 'app-a', prefix \"app-a/\"", at + 1))
+    a_sessions++;
+  CHECK(a_sessions == 2);
 
   REQUIRE(a->Put("app-a/shuffle", "k", "a's", 3).ok());
   REQUIRE(a->Append("app-a/shuffle", "log", "1", 1, 7).ok());
@@ -193,10 +204,11 @@ TEST_CASE("tenant: tampered, foreign and expired tokens are refused at HELLO") {
 TEST_CASE("tenant: a token that expires ends its session at the next call") {
   Server server;
   // Accepted at HELLO within the 60 s skew, and past it a few seconds later.
-  auto c = Connect(server.process, Token("app-a/", "app-a", -(tenant::kSkewSeconds - 4)));
+  // (8 s of life: room for a slow HELLO on a loaded machine.)
+  auto c = Connect(server.process, Token("app-a/", "app-a", -(tenant::kSkewSeconds - 8)));
   REQUIRE(c->Put("app-a/x", "k", "v", 1).ok());
   Status st;
-  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(15);
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
   while (std::chrono::steady_clock::now() < deadline) {
     st = c->Put("app-a/x", "k", "v", 1);
     if (!st.ok()) break;
@@ -253,6 +265,45 @@ TEST_CASE("tenant: rpmpctl token mint, and rpmpctl --server with a token cannot 
   CHECK(put_a == 0);
   CHECK(rmns_a == 0);
   CHECK(*Connect(server.process, "", kSecret)->Get("app-b/ns", "k") == "b's data");
+}
+
+TEST_CASE("tenant: hostile token HELLOs get a clear error, a tenant cannot send replica frames") {
+  Server server;
+  std::string full = Token("app-a/", "app-a");
+  tenant::Token t = *tenant::Parse(full);
+  std::string pub = tenant::PublicPart(t);
+  auto hello = [&](const std::string& key, const std::string& token) {
+    RawPeer peer(server.process.address());
+    return peer.Hello(key, token);
+  };
+  wire::Response r = hello(t.mac, "v1.%%%.x.1");
+  CHECK(r.h.status == static_cast<uint16_t>(StatusCode::kInvalidArgument));
+  CHECK(r.message.find("malformed tenant token") != std::string::npos);
+  r = hello(t.mac, std::string(wire::kMaxToken, 'v'));
+  CHECK(r.h.status == static_cast<uint16_t>(StatusCode::kInvalidArgument));
+  r = hello(t.mac, full);  // the whole token (with its MAC) must never cross the wire
+  CHECK(r.h.status == static_cast<uint16_t>(StatusCode::kInvalidArgument));
+  CHECK(r.message.find("must not carry the token's MAC") != std::string::npos);
+  r = hello(kSecret, pub);  // a token proved with the secret instead of its MAC
+  CHECK(r.h.status == static_cast<uint16_t>(StatusCode::kPermissionDenied));
+
+  // A tenant session's replica frame (stored without replication or fence checks) is
+  // refused even in its own namespace.
+  RawPeer tenant_peer(server.process.address());
+  REQUIRE(tenant_peer.Hello(t.mac, pub).h.status == 0);
+  wire::Request put;
+  put.h.op = wire::Op::kPut;
+  put.h.flags = wire::kFlagInline | wire::kFlagReplica;
+  put.ns = "app-a/x";
+  put.key = "k";
+  put.length = 1;
+  put.inline_data = "v";
+  wire::Response resp;
+  REQUIRE(tenant_peer.Exchange(tenant_peer.Encode(put), &resp));
+  CHECK(resp.h.status == static_cast<uint16_t>(StatusCode::kPermissionDenied));
+  CHECK(resp.message.find("replica frames need the cluster secret") != std::string::npos);
+  CHECK(tenant_peer.Serves());  // the session goes on
+  CHECK(Connect(server.process, full)->Put("app-a/x", "k", "v", 1).ok());
 }
 
 }  // namespace rpmp
