@@ -9,6 +9,7 @@
 #include <ctime>
 
 #include "cli/quota_command.h"
+#include "cli/token_issue_command.h"
 #include "common/config_util.h"
 #include "proto/proxy_client.h"
 
@@ -133,7 +134,7 @@ int Namespaces(ProxyClient& proxy, const std::vector<std::string>& w, const std:
 }  // namespace
 
 bool IsClusterCommand(const std::string& cmd) {
-  return cmd == "nodes" || cmd == "ns" || cmd == "drain" || cmd == "quota";
+  return cmd == "nodes" || cmd == "ns" || cmd == "drain" || cmd == "quota" || cmd == "token";
 }
 
 int RunClusterCommand(const std::vector<std::string>& proxies, const std::vector<std::string>& words,
@@ -146,6 +147,7 @@ int RunClusterCommand(const std::vector<std::string>& proxies, const std::vector
   if (words[0] == "nodes" && words.size() == 3 && words[1] == "rm") return RemoveNode(proxy, words[2]);
   if (words[0] == "ns") return Namespaces(proxy, words, opts);
   if (words[0] == "quota") return RunQuotaCommand(proxy, words, opts);
+  if (words[0] == "token") return RunTokenIssueCommand(proxy, words, opts);
   if (words[0] == "drain" && words.size() == 2) {
     uint64_t id = std::strtoull(words[1].c_str(), nullptr, 16);
     if (id == 0) return Bad("drain needs a node id (hex, as 'nodes' prints it)");

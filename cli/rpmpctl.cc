@@ -64,6 +64,9 @@ constexpr const char* kUsage =
     "  quota set PREFIX [--bytes SIZE] [--namespaces N]   quota of PREFIX and PREFIX/...\n"
     "                                (admin certificate); writes over it are refused\n"
     "  quota rm PREFIX | quota ls    remove one (admin) | every quota with its use\n"
+    "  token issue --prefix P --app A [--ttl DURATION]   a credential for namespaces under P\n"
+    "                                from the proxies (stdout; ttl default 24h; an application\n"
+    "                                certificate claims P, an admin one may name any P or *)\n"
     "local commands:\n"
     "  token mint --prefix P --app A [--ttl DURATION]   print a tenant token for namespaces\n"
     "                                under P (default ttl 24h; needs RPMP_SECRET_FILE)\n";
@@ -213,7 +216,8 @@ int Main(int argc, char** argv) {
     }
   }
   if (a.words.empty()) return Usage("no command given");
-  if (a.words[0] == "token") return RunTokenCommand(a.words, a.opts);
+  // token issue asks the proxies (a cluster command); token mint is local.
+  if (a.words[0] == "token" && !(a.words.size() > 1 && a.words[1] == "issue")) return RunTokenCommand(a.words, a.opts);
   std::vector<std::string> proxies = a.server.empty() ? ProxiesFromFlagOrEnv(a.proxy) : SplitProxyList(a.proxy);
   if (IsClusterCommand(a.words[0])) return RunClusterCommand(proxies, a.words, a.opts);
   if (a.server.empty() && proxies.empty())

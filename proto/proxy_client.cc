@@ -285,4 +285,22 @@ StatusOr<v1::ListQuotasReply> ProxyClient::ListQuotas() {
                                                             &v1::Proxy::Stub::ListQuotas);
 }
 
+StatusOr<v1::Credential> ProxyClient::IssueCredential(const std::string& prefix, const std::string& app,
+                                                      uint64_t ttl_seconds) {
+  v1::IssueCredentialRequest req;
+  req.set_prefix(prefix);
+  req.set_app(app);
+  req.set_ttl_seconds(ttl_seconds);
+  return Invoke<v1::IssueCredentialRequest, v1::Credential>("IssueCredential", true, req,
+                                                            &v1::Proxy::Stub::IssueCredential);
+}
+
+StatusOr<v1::Credential> ProxyClient::RenewCredential(const std::string& token, uint64_t ttl_seconds) {
+  v1::RenewCredentialRequest req;
+  req.set_token(token);
+  req.set_ttl_seconds(ttl_seconds);
+  return Invoke<v1::RenewCredentialRequest, v1::Credential>("RenewCredential", true, req,
+                                                            &v1::Proxy::Stub::RenewCredential);
+}
+
 }  // namespace rpmp

@@ -59,6 +59,14 @@ class ProxyClient {
   StatusOr<v1::Quota> SetQuota(const std::string& prefix, uint64_t max_bytes, uint64_t max_namespaces);
   StatusOr<v1::ClearQuotaReply> ClearQuota(const std::string& prefix);
   StatusOr<v1::ListQuotasReply> ListQuotas();
+  // Leader only (docs/security.md "Tenants"): a per-application credential for
+  // `prefix` ("*" with an admin certificate), ttl 0 = the proxy's default (24 h).
+  // FailedPrecondition from a proxy without --token-secret-file; AlreadyExists when
+  // another application holds an overlapping prefix. The token is a secret.
+  StatusOr<v1::Credential> IssueCredential(const std::string& prefix, const std::string& app,
+                                           uint64_t ttl_seconds);
+  // Leader only: a new credential for the prefix of a valid `token`.
+  StatusOr<v1::Credential> RenewCredential(const std::string& token, uint64_t ttl_seconds);
   // Leader only: the primary adds `node` to (after a repair) or removes it from the
   // namespace's in-sync set; FailedPrecondition on a stale epoch or non-primary.
   StatusOr<v1::Namespace> SetInSync(const std::string& name, uint64_t epoch, uint64_t primary, uint64_t node,

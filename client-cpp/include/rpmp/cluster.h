@@ -73,6 +73,16 @@ struct NodeSpace {
   uint64_t free = 0;
 };
 
+// A per-application credential from the proxy (ClusterControl::IssueCredential;
+// docs/security.md "Tenants"). `token` is a secret (ClientOptions::tenant_token): keep
+// it out of logs, command lines and configuration that others can read.
+struct Credential {
+  std::string token;
+  std::string prefix;  // namespaces it may act on ("*": all)
+  std::string app;
+  int64_t expiry_unix = 0;
+};
+
 // One node of the node map with its statistics (ClusterControl::StatNodes).
 struct NodeStats {
   uint64_t node_id = 0;
@@ -112,6 +122,14 @@ class ClusterControl {
   // for their statistics (one Stat each, in turn). Unavailable when no proxy answers.
   // Client::Stat of a cluster client is the sum of the nodes that answered (node_id 0).
   virtual StatusOr<std::vector<NodeStats>> StatNodes() = 0;
+  // A credential for `prefix` ("*" with an admin certificate) from the proxy leader;
+  // ttl_seconds 0 = 24 h. FailedPrecondition when the proxies issue none (started
+  // without --token-secret-file); AlreadyExists when another application holds an
+  // overlapping prefix. This client keeps its own credentials: nothing switches to it.
+  virtual StatusOr<Credential> IssueCredential(const std::string& prefix, const std::string& app,
+                                               uint64_t ttl_seconds) = 0;
+  // A new credential for the prefix of a valid `token` (PermissionDenied otherwise).
+  virtual StatusOr<Credential> RenewCredential(const std::string& token, uint64_t ttl_seconds) = 0;
 };
 
 // The cluster totals of StatNodes' answers, as a cluster client's Stat returns them

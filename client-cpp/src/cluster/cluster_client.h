@@ -77,6 +77,9 @@ class ClusterClient : public Client, public ClusterControl {
   ClusterCounters Counters() const override;
   StatusOr<std::vector<NodeSpace>> LiveNodeSpace() override;
   StatusOr<std::vector<NodeStats>> StatNodes() override;
+  StatusOr<Credential> IssueCredential(const std::string& prefix, const std::string& app,
+                                       uint64_t ttl_seconds) override;  // cluster_client_credentials.cc
+  StatusOr<Credential> RenewCredential(const std::string& token, uint64_t ttl_seconds) override;
   // Checks that some proxy answers (used by ConnectCluster).
   Status Probe();
 

@@ -25,6 +25,8 @@ type options struct {
 	vnodes                     int
 	tls, etcdTLS               tlsFiles // tls.go
 	insecure                   bool     // serve a non-loopback address without TLS
+	tokenSecretFile            string   // cluster secret: issue per-application credentials
+	claimGrace                 time.Duration
 }
 
 // parseFlags parses args (without the program name).
@@ -53,6 +55,9 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	fs.StringVar(&o.etcdTLS.ca, "etcd-ca", "", "PEM CA bundle to verify etcd's certificate (https:// endpoints)")
 	fs.StringVar(&o.etcdTLS.cert, "etcd-cert", "", "PEM client certificate presented to etcd (--client-cert-auth)")
 	fs.StringVar(&o.etcdTLS.key, "etcd-key", "", "PEM private key of --etcd-cert")
+	fs.StringVar(&o.tokenSecretFile, "token-secret-file", "", "cluster secret file (the servers' --auth-secret-file, mode 0600): "+
+		"issue per-application credentials (IssueCredential); without it none are issued")
+	fs.DurationVar(&o.claimGrace, "claim-grace", 2*time.Minute, "an application's prefix claim outlives its credential's expiry this long")
 	if err := fs.Parse(args); err != nil {
 		return o, err
 	}
@@ -86,6 +91,8 @@ func (o options) validate() error {
 		return fmt.Errorf("--session-ttl must be >= 1 second, got %d", o.sessionTTL)
 	case o.vnodes < 1:
 		return fmt.Errorf("--vnodes must be >= 1, got %d", o.vnodes)
+	case o.claimGrace < 0:
+		return errors.New("--claim-grace must not be negative")
 	case o.etcdTimeout <= 0 || o.opTimeout <= 0:
 		return errors.New("--etcd-timeout and --op-timeout must be positive")
 	case !o.tls.empty() && (o.tls.cert == "" || o.tls.key == "" || o.tls.ca == ""):

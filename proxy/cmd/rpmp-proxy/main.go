@@ -25,6 +25,7 @@ import (
 	pb "rpmp.io/proxy/internal/rpmpv1"
 	"rpmp.io/proxy/internal/server"
 	"rpmp.io/proxy/internal/store"
+	"rpmp.io/proxy/internal/tenant"
 )
 
 func main() {
@@ -50,6 +51,10 @@ func run(o options) error {
 	if err != nil {
 		return err
 	}
+	tokenKey, err := loadTokenKey(o.tokenSecretFile)
+	if err != nil {
+		return err
+	}
 	lis, err := net.Listen("tcp", o.listen)
 	if err != nil {
 		return fmt.Errorf("cannot listen on %s: %w", o.listen, err)
@@ -69,7 +74,8 @@ func run(o options) error {
 		SessionTTL: o.sessionTTL, Logf: log.Printf})
 	srv := server.New(server.Config{Advertise: o.advertise, SuspectAfter: o.suspectAfter,
 		DeadAfter: o.heartbeatTimeout, HeartbeatInterval: o.heartbeatInterval, TTLCheck: o.ttlCheck,
-		VNodes: o.vnodes, OpTimeout: o.opTimeout, Logf: log.Printf}, st, el)
+		VNodes: o.vnodes, OpTimeout: o.opTimeout, Logf: log.Printf,
+		TokenKey: tokenKey, ClaimGrace: o.claimGrace}, st, el)
 	var interceptors []grpc.UnaryServerInterceptor
 	if o.metricsListen != "" {
 		reg := prometheus.NewRegistry()
@@ -116,6 +122,20 @@ func run(o options) error {
 	stopGRPC(gs, 3*time.Second)
 	log.Printf("stopped")
 	return nil
+}
+
+// loadTokenKey reads --token-secret-file (nil without it).
+func loadTokenKey(path string) (tenant.Key, error) {
+	if path == "" {
+		log.Printf("no --token-secret-file: this proxy issues no per-application credentials")
+		return nil, nil
+	}
+	secret, err := tenant.ReadSecretFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("--token-secret-file: %w", err)
+	}
+	log.Printf("issuing per-application credentials (secret from %s)", path)
+	return tenant.DeriveKey(secret)
 }
 
 // grpcSecurity returns the gRPC server's TLS option (none without --tls-cert).

@@ -2006,6 +2006,189 @@ func (x *ListQuotasReply) GetQuotas() []*Quota {
 	return nil
 }
 
+// A per-application credential (docs/security.md "Tenants"): every rpmp-server
+// verifies it offline and lets its holder act only on namespaces starting with
+// prefix ("*": every namespace). The token is a secret: never log it.
+type IssueCredentialRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Prefix        string                 `protobuf:"bytes,1,opt,name=prefix,proto3" json:"prefix,omitempty"`                            // ends with "/"; "*" for admin certificates only
+	App           string                 `protobuf:"bytes,2,opt,name=app,proto3" json:"app,omitempty"`                                  // application name, bound into the token
+	TtlSeconds    uint64                 `protobuf:"varint,3,opt,name=ttl_seconds,json=ttlSeconds,proto3" json:"ttl_seconds,omitempty"` // 0 = 24 h; at most 7 days
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *IssueCredentialRequest) Reset() {
+	*x = IssueCredentialRequest{}
+	mi := &file_rpmp_proto_msgTypes[29]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *IssueCredentialRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*IssueCredentialRequest) ProtoMessage() {}
+
+func (x *IssueCredentialRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_rpmp_proto_msgTypes[29]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use IssueCredentialRequest.ProtoReflect.Descriptor instead.
+func (*IssueCredentialRequest) Descriptor() ([]byte, []int) {
+	return file_rpmp_proto_rawDescGZIP(), []int{29}
+}
+
+func (x *IssueCredentialRequest) GetPrefix() string {
+	if x != nil {
+		return x.Prefix
+	}
+	return ""
+}
+
+func (x *IssueCredentialRequest) GetApp() string {
+	if x != nil {
+		return x.App
+	}
+	return ""
+}
+
+func (x *IssueCredentialRequest) GetTtlSeconds() uint64 {
+	if x != nil {
+		return x.TtlSeconds
+	}
+	return 0
+}
+
+type RenewCredentialRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Token         string                 `protobuf:"bytes,1,opt,name=token,proto3" json:"token,omitempty"`                              // the current, unexpired token
+	TtlSeconds    uint64                 `protobuf:"varint,2,opt,name=ttl_seconds,json=ttlSeconds,proto3" json:"ttl_seconds,omitempty"` // 0 = 24 h; at most 7 days
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *RenewCredentialRequest) Reset() {
+	*x = RenewCredentialRequest{}
+	mi := &file_rpmp_proto_msgTypes[30]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *RenewCredentialRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*RenewCredentialRequest) ProtoMessage() {}
+
+func (x *RenewCredentialRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_rpmp_proto_msgTypes[30]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use RenewCredentialRequest.ProtoReflect.Descriptor instead.
+func (*RenewCredentialRequest) Descriptor() ([]byte, []int) {
+	return file_rpmp_proto_rawDescGZIP(), []int{30}
+}
+
+func (x *RenewCredentialRequest) GetToken() string {
+	if x != nil {
+		return x.Token
+	}
+	return ""
+}
+
+func (x *RenewCredentialRequest) GetTtlSeconds() uint64 {
+	if x != nil {
+		return x.TtlSeconds
+	}
+	return 0
+}
+
+type Credential struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Token         string                 `protobuf:"bytes,1,opt,name=token,proto3" json:"token,omitempty"`
+	ExpiryUnix    int64                  `protobuf:"varint,2,opt,name=expiry_unix,json=expiryUnix,proto3" json:"expiry_unix,omitempty"` // seconds
+	Prefix        string                 `protobuf:"bytes,3,opt,name=prefix,proto3" json:"prefix,omitempty"`
+	App           string                 `protobuf:"bytes,4,opt,name=app,proto3" json:"app,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *Credential) Reset() {
+	*x = Credential{}
+	mi := &file_rpmp_proto_msgTypes[31]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *Credential) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*Credential) ProtoMessage() {}
+
+func (x *Credential) ProtoReflect() protoreflect.Message {
+	mi := &file_rpmp_proto_msgTypes[31]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use Credential.ProtoReflect.Descriptor instead.
+func (*Credential) Descriptor() ([]byte, []int) {
+	return file_rpmp_proto_rawDescGZIP(), []int{31}
+}
+
+func (x *Credential) GetToken() string {
+	if x != nil {
+		return x.Token
+	}
+	return ""
+}
+
+func (x *Credential) GetExpiryUnix() int64 {
+	if x != nil {
+		return x.ExpiryUnix
+	}
+	return 0
+}
+
+func (x *Credential) GetPrefix() string {
+	if x != nil {
+		return x.Prefix
+	}
+	return ""
+}
+
+func (x *Credential) GetApp() string {
+	if x != nil {
+		return x.App
+	}
+	return ""
+}
+
 var File_rpmp_proto protoreflect.FileDescriptor
 
 const file_rpmp_proto_rawDesc = "" +
@@ -2148,7 +2331,23 @@ const file_rpmp_proto_rawDesc = "" +
 	"\x05quota\x18\x01 \x01(\v2\x0e.rpmp.v1.QuotaR\x05quota\"\x13\n" +
 	"\x11ListQuotasRequest\"9\n" +
 	"\x0fListQuotasReply\x12&\n" +
-	"\x06quotas\x18\x01 \x03(\v2\x0e.rpmp.v1.QuotaR\x06quotas*\x82\x01\n" +
+	"\x06quotas\x18\x01 \x03(\v2\x0e.rpmp.v1.QuotaR\x06quotas\"c\n" +
+	"\x16IssueCredentialRequest\x12\x16\n" +
+	"\x06prefix\x18\x01 \x01(\tR\x06prefix\x12\x10\n" +
+	"\x03app\x18\x02 \x01(\tR\x03app\x12\x1f\n" +
+	"\vttl_seconds\x18\x03 \x01(\x04R\n" +
+	"ttlSeconds\"O\n" +
+	"\x16RenewCredentialRequest\x12\x14\n" +
+	"\x05token\x18\x01 \x01(\tR\x05token\x12\x1f\n" +
+	"\vttl_seconds\x18\x02 \x01(\x04R\n" +
+	"ttlSeconds\"m\n" +
+	"\n" +
+	"Credential\x12\x14\n" +
+	"\x05token\x18\x01 \x01(\tR\x05token\x12\x1f\n" +
+	"\vexpiry_unix\x18\x02 \x01(\x03R\n" +
+	"expiryUnix\x12\x16\n" +
+	"\x06prefix\x18\x03 \x01(\tR\x06prefix\x12\x10\n" +
+	"\x03app\x18\x04 \x01(\tR\x03app*\x82\x01\n" +
 	"\tNodeState\x12\x1a\n" +
 	"\x16NODE_STATE_UNSPECIFIED\x10\x00\x12\x13\n" +
 	"\x0fNODE_STATE_LIVE\x10\x01\x12\x16\n" +
@@ -2157,7 +2356,7 @@ const file_rpmp_proto_rawDesc = "" +
 	"\x13NODE_STATE_DRAINING\x10\x04*G\n" +
 	"\rNodeStateHint\x12\x18\n" +
 	"\x14NODE_STATE_HINT_NONE\x10\x00\x12\x1c\n" +
-	"\x18NODE_STATE_HINT_DRAINING\x10\x012\xea\x06\n" +
+	"\x18NODE_STATE_HINT_DRAINING\x10\x012\xfc\a\n" +
 	"\x05Proxy\x12?\n" +
 	"\tHeartbeat\x12\x19.rpmp.v1.HeartbeatRequest\x1a\x17.rpmp.v1.HeartbeatReply\x12:\n" +
 	"\n" +
@@ -2175,7 +2374,9 @@ const file_rpmp_proto_rawDesc = "" +
 	"\n" +
 	"ClearQuota\x12\x1a.rpmp.v1.ClearQuotaRequest\x1a\x18.rpmp.v1.ClearQuotaReply\x12B\n" +
 	"\n" +
-	"ListQuotas\x12\x1a.rpmp.v1.ListQuotasRequest\x1a\x18.rpmp.v1.ListQuotasReplyB&Z$rpmp.io/proxy/internal/rpmpv1;rpmpv1b\x06proto3"
+	"ListQuotas\x12\x1a.rpmp.v1.ListQuotasRequest\x1a\x18.rpmp.v1.ListQuotasReply\x12G\n" +
+	"\x0fIssueCredential\x12\x1f.rpmp.v1.IssueCredentialRequest\x1a\x13.rpmp.v1.Credential\x12G\n" +
+	"\x0fRenewCredential\x12\x1f.rpmp.v1.RenewCredentialRequest\x1a\x13.rpmp.v1.CredentialB&Z$rpmp.io/proxy/internal/rpmpv1;rpmpv1b\x06proto3"
 
 var (
 	file_rpmp_proto_rawDescOnce sync.Once
@@ -2190,7 +2391,7 @@ func file_rpmp_proto_rawDescGZIP() []byte {
 }
 
 var file_rpmp_proto_enumTypes = make([]protoimpl.EnumInfo, 2)
-var file_rpmp_proto_msgTypes = make([]protoimpl.MessageInfo, 29)
+var file_rpmp_proto_msgTypes = make([]protoimpl.MessageInfo, 32)
 var file_rpmp_proto_goTypes = []any{
 	(NodeState)(0),                 // 0: rpmp.v1.NodeState
 	(NodeStateHint)(0),             // 1: rpmp.v1.NodeStateHint
@@ -2223,6 +2424,9 @@ var file_rpmp_proto_goTypes = []any{
 	(*ClearQuotaReply)(nil),        // 28: rpmp.v1.ClearQuotaReply
 	(*ListQuotasRequest)(nil),      // 29: rpmp.v1.ListQuotasRequest
 	(*ListQuotasReply)(nil),        // 30: rpmp.v1.ListQuotasReply
+	(*IssueCredentialRequest)(nil), // 31: rpmp.v1.IssueCredentialRequest
+	(*RenewCredentialRequest)(nil), // 32: rpmp.v1.RenewCredentialRequest
+	(*Credential)(nil),             // 33: rpmp.v1.Credential
 }
 var file_rpmp_proto_depIdxs = []int32{
 	1,  // 0: rpmp.v1.HeartbeatRequest.state_hint:type_name -> rpmp.v1.NodeStateHint
@@ -2254,21 +2458,25 @@ var file_rpmp_proto_depIdxs = []int32{
 	26, // 26: rpmp.v1.Proxy.SetQuota:input_type -> rpmp.v1.SetQuotaRequest
 	27, // 27: rpmp.v1.Proxy.ClearQuota:input_type -> rpmp.v1.ClearQuotaRequest
 	29, // 28: rpmp.v1.Proxy.ListQuotas:input_type -> rpmp.v1.ListQuotasRequest
-	5,  // 29: rpmp.v1.Proxy.Heartbeat:output_type -> rpmp.v1.HeartbeatReply
-	8,  // 30: rpmp.v1.Proxy.GetNodeMap:output_type -> rpmp.v1.NodeMap
-	12, // 31: rpmp.v1.Proxy.CreateNamespace:output_type -> rpmp.v1.Namespace
-	12, // 32: rpmp.v1.Proxy.GetPlacement:output_type -> rpmp.v1.Namespace
-	16, // 33: rpmp.v1.Proxy.ListNamespaces:output_type -> rpmp.v1.ListNamespacesReply
-	18, // 34: rpmp.v1.Proxy.DeleteNamespace:output_type -> rpmp.v1.DeleteNamespaceReply
-	12, // 35: rpmp.v1.Proxy.TouchNamespace:output_type -> rpmp.v1.Namespace
-	22, // 36: rpmp.v1.Proxy.Drain:output_type -> rpmp.v1.DrainReply
-	12, // 37: rpmp.v1.Proxy.SetInSync:output_type -> rpmp.v1.Namespace
-	24, // 38: rpmp.v1.Proxy.RemoveNode:output_type -> rpmp.v1.RemoveNodeReply
-	25, // 39: rpmp.v1.Proxy.SetQuota:output_type -> rpmp.v1.Quota
-	28, // 40: rpmp.v1.Proxy.ClearQuota:output_type -> rpmp.v1.ClearQuotaReply
-	30, // 41: rpmp.v1.Proxy.ListQuotas:output_type -> rpmp.v1.ListQuotasReply
-	29, // [29:42] is the sub-list for method output_type
-	16, // [16:29] is the sub-list for method input_type
+	31, // 29: rpmp.v1.Proxy.IssueCredential:input_type -> rpmp.v1.IssueCredentialRequest
+	32, // 30: rpmp.v1.Proxy.RenewCredential:input_type -> rpmp.v1.RenewCredentialRequest
+	5,  // 31: rpmp.v1.Proxy.Heartbeat:output_type -> rpmp.v1.HeartbeatReply
+	8,  // 32: rpmp.v1.Proxy.GetNodeMap:output_type -> rpmp.v1.NodeMap
+	12, // 33: rpmp.v1.Proxy.CreateNamespace:output_type -> rpmp.v1.Namespace
+	12, // 34: rpmp.v1.Proxy.GetPlacement:output_type -> rpmp.v1.Namespace
+	16, // 35: rpmp.v1.Proxy.ListNamespaces:output_type -> rpmp.v1.ListNamespacesReply
+	18, // 36: rpmp.v1.Proxy.DeleteNamespace:output_type -> rpmp.v1.DeleteNamespaceReply
+	12, // 37: rpmp.v1.Proxy.TouchNamespace:output_type -> rpmp.v1.Namespace
+	22, // 38: rpmp.v1.Proxy.Drain:output_type -> rpmp.v1.DrainReply
+	12, // 39: rpmp.v1.Proxy.SetInSync:output_type -> rpmp.v1.Namespace
+	24, // 40: rpmp.v1.Proxy.RemoveNode:output_type -> rpmp.v1.RemoveNodeReply
+	25, // 41: rpmp.v1.Proxy.SetQuota:output_type -> rpmp.v1.Quota
+	28, // 42: rpmp.v1.Proxy.ClearQuota:output_type -> rpmp.v1.ClearQuotaReply
+	30, // 43: rpmp.v1.Proxy.ListQuotas:output_type -> rpmp.v1.ListQuotasReply
+	33, // 44: rpmp.v1.Proxy.IssueCredential:output_type -> rpmp.v1.Credential
+	33, // 45: rpmp.v1.Proxy.RenewCredential:output_type -> rpmp.v1.Credential
+	31, // [31:46] is the sub-list for method output_type
+	16, // [16:31] is the sub-list for method input_type
 	16, // [16:16] is the sub-list for extension type_name
 	16, // [16:16] is the sub-list for extension extendee
 	0,  // [0:16] is the sub-list for field type_name
@@ -2285,7 +2493,7 @@ func file_rpmp_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_rpmp_proto_rawDesc), len(file_rpmp_proto_rawDesc)),
 			NumEnums:      2,
-			NumMessages:   29,
+			NumMessages:   32,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

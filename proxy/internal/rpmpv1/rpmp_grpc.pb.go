@@ -41,6 +41,8 @@ const (
 	Proxy_SetQuota_FullMethodName        = "/rpmp.v1.Proxy/SetQuota"
 	Proxy_ClearQuota_FullMethodName      = "/rpmp.v1.Proxy/ClearQuota"
 	Proxy_ListQuotas_FullMethodName      = "/rpmp.v1.Proxy/ListQuotas"
+	Proxy_IssueCredential_FullMethodName = "/rpmp.v1.Proxy/IssueCredential"
+	Proxy_RenewCredential_FullMethodName = "/rpmp.v1.Proxy/RenewCredential"
 )
 
 // ProxyClient is the client API for Proxy service.
@@ -75,6 +77,14 @@ type ProxyClient interface {
 	ClearQuota(ctx context.Context, in *ClearQuotaRequest, opts ...grpc.CallOption) (*ClearQuotaReply, error)
 	// Leader only (use is in the leader's memory). Every quota with its use.
 	ListQuotas(ctx context.Context, in *ListQuotasRequest, opts ...grpc.CallOption) (*ListQuotasReply, error)
+	// Leader only. FAILED_PRECONDITION when the proxy was started without
+	// --token-secret-file. Admin certificates: any prefix, "*" included. Others:
+	// the prefix is claimed first come (ALREADY_EXISTS naming the live claim that
+	// equals, contains or lies under it) until the credential's expiry + grace.
+	IssueCredential(ctx context.Context, in *IssueCredentialRequest, opts ...grpc.CallOption) (*Credential, error)
+	// Leader only. A new credential for the same prefix and app, for whoever holds
+	// the current one (PERMISSION_DENIED when it is forged or expired).
+	RenewCredential(ctx context.Context, in *RenewCredentialRequest, opts ...grpc.CallOption) (*Credential, error)
 }
 
 type proxyClient struct {
@@ -215,6 +225,26 @@ func (c *proxyClient) ListQuotas(ctx context.Context, in *ListQuotasRequest, opt
 	return out, nil
 }
 
+func (c *proxyClient) IssueCredential(ctx context.Context, in *IssueCredentialRequest, opts ...grpc.CallOption) (*Credential, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(Credential)
+	err := c.cc.Invoke(ctx, Proxy_IssueCredential_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *proxyClient) RenewCredential(ctx context.Context, in *RenewCredentialRequest, opts ...grpc.CallOption) (*Credential, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(Credential)
+	err := c.cc.Invoke(ctx, Proxy_RenewCredential_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // ProxyServer is the server API for Proxy service.
 // All implementations must embed UnimplementedProxyServer
 // for forward compatibility.
@@ -247,6 +277,14 @@ type ProxyServer interface {
 	ClearQuota(context.Context, *ClearQuotaRequest) (*ClearQuotaReply, error)
 	// Leader only (use is in the leader's memory). Every quota with its use.
 	ListQuotas(context.Context, *ListQuotasRequest) (*ListQuotasReply, error)
+	// Leader only. FAILED_PRECONDITION when the proxy was started without
+	// --token-secret-file. Admin certificates: any prefix, "*" included. Others:
+	// the prefix is claimed first come (ALREADY_EXISTS naming the live claim that
+	// equals, contains or lies under it) until the credential's expiry + grace.
+	IssueCredential(context.Context, *IssueCredentialRequest) (*Credential, error)
+	// Leader only. A new credential for the same prefix and app, for whoever holds
+	// the current one (PERMISSION_DENIED when it is forged or expired).
+	RenewCredential(context.Context, *RenewCredentialRequest) (*Credential, error)
 	mustEmbedUnimplementedProxyServer()
 }
 
@@ -295,6 +333,12 @@ func (UnimplementedProxyServer) ClearQuota(context.Context, *ClearQuotaRequest) 
 }
 func (UnimplementedProxyServer) ListQuotas(context.Context, *ListQuotasRequest) (*ListQuotasReply, error) {
 	return nil, status.Errorf(codes.Unimplemented, "method ListQuotas not implemented")
+}
+func (UnimplementedProxyServer) IssueCredential(context.Context, *IssueCredentialRequest) (*Credential, error) {
+	return nil, status.Errorf(codes.Unimplemented, "method IssueCredential not implemented")
+}
+func (UnimplementedProxyServer) RenewCredential(context.Context, *RenewCredentialRequest) (*Credential, error) {
+	return nil, status.Errorf(codes.Unimplemented, "method RenewCredential not implemented")
 }
 func (UnimplementedProxyServer) mustEmbedUnimplementedProxyServer() {}
 func (UnimplementedProxyServer) testEmbeddedByValue()               {}
@@ -551,6 +595,42 @@ func _Proxy_ListQuotas_Handler(srv interface{}, ctx context.Context, dec func(in
 	return interceptor(ctx, in, info, handler)
 }
 
+func _Proxy_IssueCredential_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(IssueCredentialRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(ProxyServer).IssueCredential(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: Proxy_IssueCredential_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(ProxyServer).IssueCredential(ctx, req.(*IssueCredentialRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _Proxy_RenewCredential_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(RenewCredentialRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(ProxyServer).RenewCredential(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: Proxy_RenewCredential_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(ProxyServer).RenewCredential(ctx, req.(*RenewCredentialRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // Proxy_ServiceDesc is the grpc.ServiceDesc for Proxy service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -609,6 +689,14 @@ var Proxy_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "ListQuotas",
 			Handler:    _Proxy_ListQuotas_Handler,
+		},
+		{
+			MethodName: "IssueCredential",
+			Handler:    _Proxy_IssueCredential_Handler,
+		},
+		{
+			MethodName: "RenewCredential",
+			Handler:    _Proxy_RenewCredential_Handler,
 		},
 	},
 	Streams:  []grpc.StreamDesc{},

@@ -4,7 +4,11 @@
 // election package says so.
 package server
 
-import "time"
+import (
+	"time"
+
+	"rpmp.io/proxy/internal/tenant"
+)
 
 // Config holds the tunables of a proxy.
 type Config struct {
@@ -16,6 +20,10 @@ type Config struct {
 	VNodes            int           // virtual nodes per storage node on the ring
 	OpTimeout         time.Duration // per etcd operation
 	Logf              func(format string, args ...any)
+	// TokenKey signs per-application credentials (--token-secret-file); nil: none issued.
+	TokenKey tenant.Key
+	// ClaimGrace: a prefix claim outlives its credential's expiry this long.
+	ClaimGrace time.Duration
 }
 
 // statsEvery is how often unchanged node statistics are written to etcd.

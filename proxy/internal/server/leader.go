@@ -16,6 +16,7 @@ import (
 	"rpmp.io/proxy/internal/nodemap"
 	"rpmp.io/proxy/internal/quota"
 	"rpmp.io/proxy/internal/store"
+	"rpmp.io/proxy/internal/tenant"
 )
 
 // Leader is the state of a proxy while it leads.
@@ -37,6 +38,7 @@ type Leader struct {
 	cat        *catalog.Catalog
 	statsSaved map[uint64]time.Time // last time a node's record was written
 	quotas     *quota.Table         // leader_quota.go
+	claims     *tenant.Claims       // leader_tenant.go
 	// bestEffortPause: no best-effort writes before this time.
 	bestEffortPause time.Time
 }
@@ -51,7 +53,8 @@ func newLeader(ctx context.Context, cfg Config, st *store.Store, f store.Fence, 
 	}
 	l := &Leader{cfg: cfg, st: st, fence: f, abdicate: abdicate, now: time.Now,
 		nodes: nodemap.New(cfg.SuspectAfter, cfg.DeadAfter), cat: catalog.New(cfg.VNodes),
-		statsSaved: map[uint64]time.Time{}, quotas: quota.New()}
+		statsSaved: map[uint64]time.Time{}, quotas: quota.New(),
+		claims: tenant.NewClaims(cfg.ClaimGrace)}
 	now := l.now()
 	l.nodes.Restore(state.Nodes, now)
 	for _, ns := range state.Namespaces {
@@ -62,6 +65,9 @@ func newLeader(ctx context.Context, cfg Config, st *store.Store, f store.Fence, 
 	}
 	for _, q := range state.Quotas {
 		l.quotas.Set(q)
+	}
+	for _, c := range state.Claims {
+		l.claims.Put(c)
 	}
 	var b store.Batch
 	st.PutEpoch(&b, state.Epoch+1)
@@ -91,6 +97,7 @@ func (l *Leader) run(ctx context.Context) {
 			l.checkLiveness()
 		case <-ttl.C:
 			l.expireTTL()
+			l.expireClaims()
 		}
 	}
 }

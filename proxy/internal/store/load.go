@@ -13,6 +13,7 @@ import (
 
 	"rpmp.io/proxy/internal/model"
 	"rpmp.io/proxy/internal/quota"
+	"rpmp.io/proxy/internal/tenant"
 )
 
 // State is everything a leader needs to take over.
@@ -22,6 +23,7 @@ type State struct {
 	Namespaces []model.Namespace
 	Deletions  []model.Deletion
 	Quotas     []quota.Limit
+	Claims     []tenant.Claim
 }
 
 // Load reads the full state at one etcd revision.
@@ -59,6 +61,11 @@ func (st *State) add(s *Store, key string, val []byte) error {
 		var q quota.Limit
 		if err = json.Unmarshal(val, &q); err == nil {
 			st.Quotas = append(st.Quotas, q)
+		}
+	case hasPrefix(rest, "tenants/"):
+		var c tenant.Claim
+		if err = json.Unmarshal(val, &c); err == nil {
+			st.Claims = append(st.Claims, c)
 		}
 	case hasPrefix(rest, "deletions/"):
 		var d model.Deletion

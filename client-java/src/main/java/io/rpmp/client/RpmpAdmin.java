@@ -1,7 +1,8 @@
 // Namespace administration and counters of an RpmpClient (RpmpClient.admin()), the Java
 // side of C++'s rpmp/cluster.h ClusterControl plus Client::Stat: create, describe, touch and
-// delete cluster namespaces, the cluster client's counters, the live nodes' space, and
-// the server's (or the cluster's summed) statistics. Natives: rpmp_admin_jni.cc.
+// delete cluster namespaces, the cluster client's counters, the live nodes' space, the
+// server's (or the cluster's summed) statistics, and per-application credentials from the
+// proxies. Natives: rpmp_admin_jni.cc, rpmp_admin_credential_jni.cc.
 // Any thread may call any method; after the client is closed every method throws
 // IllegalStateException. Callers: applications, rpmp tools and the Spark plugin.
 package io.rpmp.client;
@@ -96,6 +97,35 @@ public final class RpmpAdmin {
   public ServerStats stat() throws RpmpException {
     return nc.call(RpmpAdmin::nativeStat);
   }
+
+  /**
+   * A per-application credential for namespaces under {@code prefix} (ending in "/"; "*"
+   * with an admin certificate) from the proxy leader, valid for {@code ttl} (ZERO = 24 h).
+   * FAILED_PRECONDITION when the proxies issue none (started without --token-secret-file)
+   * or for a server-direct client; ALREADY_EXISTS when another application holds an
+   * overlapping prefix. This client keeps its own credentials.
+   */
+  public RpmpCredential issueCredential(String prefix, String app, Duration ttl)
+      throws RpmpException {
+    return RpmpCredential.fromNative(
+        nc.call(h -> nativeIssueCredential(h, utf8(prefix), utf8(app), ttl.getSeconds())));
+  }
+
+  /**
+   * A new credential for the prefix of {@code current} (which must still be valid), valid
+   * for {@code ttl} (ZERO = 24 h); PERMISSION_DENIED for an expired or foreign one.
+   */
+  public RpmpCredential renewCredential(RpmpCredential current, Duration ttl)
+      throws RpmpException {
+    return RpmpCredential.fromNative(
+        nc.call(h -> nativeRenewCredential(h, utf8(current.token()), ttl.getSeconds())));
+  }
+
+  private static native byte[][] nativeIssueCredential(
+      long h, byte[] prefix, byte[] app, long ttlSeconds) throws RpmpException;
+
+  private static native byte[][] nativeRenewCredential(long h, byte[] token, long ttlSeconds)
+      throws RpmpException;
 
   private static native boolean nativeIsCluster(long h);
 

@@ -2,13 +2,15 @@
 // that JVM and owned by its RpmpShuffleManager, which closes them at stop(). An endpoint
 // is a server "host:port" (server-direct) or "cluster:" + the proxy list (cluster mode,
 // RpmpClient.connectCluster). A client that saw its server go away is dropped so the
-// next task reconnects.
+// next task reconnects. Cluster clients connect with the application's credential once a
+// shuffle handle brought one (useCredential; docs/spark-plugin.md "Credentials"), else
+// with the cluster secret.
 package org.apache.spark.shuffle.rpmp
 
 import java.time.Duration
 import java.util.concurrent.ConcurrentHashMap
 
-import io.rpmp.client.{ClusterCounters, RpmpClient, RpmpClientOptions, RpmpException, RpmpUnavailableException}
+import io.rpmp.client.{ClusterCounters, RpmpClient, RpmpClientOptions, RpmpCredential, RpmpException, RpmpUnavailableException}
 
 import org.apache.spark.internal.Logging
 
@@ -16,6 +18,29 @@ private[spark] class RpmpClientCache(conf: RpmpConf, clientName: String) extends
   private val clients = new ConcurrentHashMap[String, RpmpClient]()
   // Dropped clients may still be in use by running tasks: closed only at closeAll().
   private val retired = new java.util.concurrent.ConcurrentLinkedQueue[RpmpClient]()
+  // The application's credential for cluster clients (null: the cluster secret).
+  @volatile private var credential: RpmpCredential = _
+
+  /**
+   * Cluster clients connect with `c` from now on (a handle brought it; a renewed one
+   * replaces it): clients made with another credential are retired (closed at closeAll,
+   * running tasks may still use them).
+   */
+  def useCredential(c: RpmpCredential): Unit = {
+    def same = credential != null && credential.token == c.token
+    if (!same) synchronized {
+      if (!same) {
+        credential = c
+        clients.entrySet().removeIf { e =>
+          val cluster = e.getKey.startsWith(RpmpClientCache.ClusterPrefix)
+          if (cluster) retired.add(e.getValue)
+          cluster
+        }
+        logInfo(s"RPMP cluster clients use the application's credential for ${c.prefix} " +
+          s"(expires ${c.expiry})")
+      }
+    }
+  }
 
   /** The client for `server`, connecting when there is none (or it was closed). */
   def get(server: String): RpmpClient = {
@@ -28,9 +53,13 @@ private[spark] class RpmpClientCache(conf: RpmpConf, clientName: String) extends
         if (again != null && !again.isClosed) {
           again
         } else {
-          val options = RpmpClientOptions
-            .defaults()
-            .secret(conf.authSecret.value)
+          val cred = credential
+          val base = RpmpClientOptions.defaults()
+          val options = (if (cred != null && server.startsWith(RpmpClientCache.ClusterPrefix)) {
+              base.token(cred.token)
+            } else {
+              base.secret(conf.authSecret.value)
+            })
             .provider(conf.provider)
             .timeout(Duration.ofMillis(conf.timeoutMs))
             .name(clientName)

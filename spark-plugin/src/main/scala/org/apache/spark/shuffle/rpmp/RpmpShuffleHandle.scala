@@ -1,6 +1,8 @@
 // The handle registerShuffle returns and Spark ships to every task: the dependency (as
-// for any shuffle) plus plain serializable coordinates of the shuffle in RPMP. No
-// clients or other live objects travel in it. Created by RpmpShuffleManager only.
+// for any shuffle) plus plain serializable coordinates of the shuffle in RPMP and, in
+// cluster mode, the application's credential (AppCredential: executors connect with it
+// instead of the cluster secret; its toString redacts the token). No clients or other
+// live objects travel in it. Created by RpmpShuffleManager only.
 package org.apache.spark.shuffle.rpmp
 
 import org.apache.spark.ShuffleDependency
@@ -58,6 +60,9 @@ private[spark] object RpmpShuffleCoordinates {
   /** The namespace subtree of one SparkContext (run) of application appId. */
   def appPrefix(appId: String, runId: String): String = s"spark/$appId-$runId"
 
+  /** The prefix of the application's credential: every namespace under appPrefix. */
+  def credentialPrefix(appId: String, runId: String): String = appPrefix(appId, runId) + "/"
+
   def namespace(appId: String, runId: String, shuffleId: Int): String =
     s"${appPrefix(appId, runId)}/$shuffleId"
 }
@@ -65,5 +70,6 @@ private[spark] object RpmpShuffleCoordinates {
 private[spark] class RpmpShuffleHandle[K, V, C](
     shuffleId: Int,
     val coordinates: RpmpShuffleCoordinates,
-    dependency: ShuffleDependency[K, V, C])
+    dependency: ShuffleDependency[K, V, C],
+    val credential: Option[CredentialRef] = None)
   extends BaseShuffleHandle[K, V, C](shuffleId, dependency)

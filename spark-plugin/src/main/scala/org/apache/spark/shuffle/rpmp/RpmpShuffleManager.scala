@@ -10,7 +10,9 @@
 // spark.rpmp.fallback=sort hands that shuffle to Spark's SortShuffleManager (with a WARN),
 // =fail fails it. Refuses settings it cannot honour
 // (spark.shuffle.useOldFetchProtocol, push-based shuffle). The driver touches its live
-// shuffles' namespaces every ttl/3 so a job longer than spark.rpmp.ttl keeps them.
+// shuffles' namespaces every ttl/3 so a job longer than spark.rpmp.ttl keeps them. In
+// cluster mode the driver asks the proxies for the application's credential at its first
+// shuffle and ships it in the handles; executors connect with it (AppCredential).
 // Instantiated by Spark (SparkEnv).
 package org.apache.spark.shuffle.rpmp
 
@@ -45,6 +47,16 @@ class RpmpShuffleManager(conf: SparkConf, isDriver: Boolean)
   private val registered = new ConcurrentHashMap[Int, RpmpShuffleCoordinates]()
   // Driver, cluster mode: (appId, runId) whose spark/<appId>-<runId> subtree stop() deletes.
   private val clusterApps = ConcurrentHashMap.newKeySet[(String, String)]()
+  // Driver, cluster mode: the application's credential, made at the first shuffle.
+  private var appCredential: AppCredential = _
+
+  private def obtainCredential(): Option[CredentialRef] = synchronized {
+    if (appCredential == null) {
+      appCredential = new AppCredential(RpmpShuffleCoordinates.credentialPrefix(appId, runId), appId,
+        () => clients.get(RpmpClientCache.clusterEndpoint(rpmpConf.proxies)).admin())
+    }
+    appCredential.obtain()
+  }
   // Last replica count spark.rpmp.replicas was capped to (WARN only when it changes).
   @volatile private var lastCap = 0
 
@@ -78,6 +90,7 @@ class RpmpShuffleManager(conf: SparkConf, isDriver: Boolean)
         else Seq("unset:1"),
       proxies = rpmpConf.proxies)
     var coords = base
+    var credential: Option[CredentialRef] = None
     try {
       if (rpmpConf.servers.isEmpty && !rpmpConf.clusterMode) {
         throw new IllegalArgumentException(
@@ -96,6 +109,7 @@ class RpmpShuffleManager(conf: SparkConf, isDriver: Boolean)
         coords = base.copy(groups = RpmpShuffleManager.placementGroups(
           rpmpConf.placementGroups, base.numPartitions, nodes.map(_.size)))
         clusterApps.add((coords.appId, coords.runId))
+        credential = obtainCredential()
         val described = try coords.namespaces.map(ns => createNamespace(client, ns)) catch {
           case e: RpmpNoRoomException =>
             // Refused by a quota part way: the groups created so far go (best effort).
@@ -119,7 +133,7 @@ class RpmpShuffleManager(conf: SparkConf, isDriver: Boolean)
         s"(${coords.numMaps} maps, ${coords.numPartitions} partitions, map writer " +
         s"${RpmpShuffleManager.writerPath(rpmpConf.writerPath, dependency).toString.toLowerCase}" +
         ")")
-      new RpmpShuffleHandle(shuffleId, coords, dependency)
+      new RpmpShuffleHandle(shuffleId, coords, dependency, credential)
     } catch {
       // Wrong or missing credentials are a configuration error, never a reason to fall back.
       case e: RpmpAuthException => throw e
@@ -146,6 +160,7 @@ class RpmpShuffleManager(conf: SparkConf, isDriver: Boolean)
       metrics: ShuffleWriteMetricsReporter): ShuffleWriter[K, V] = handle match {
     case h: RpmpShuffleHandle[K @unchecked, V @unchecked, _] =>
       RpmpMetrics.register(() => clients.liveBuffers, () => clients.clusterCounters)
+      h.credential.foreach(c => clients.useCredential(c.get))
       val task = new MapTask(h, mapId, context, metrics, clients, rpmpConf)
       RpmpShuffleManager.writerPath(rpmpConf.writerPath, h.dependency) match {
         case WriterPath.Bypass => new RpmpBypassShuffleWriter(task)
@@ -166,6 +181,7 @@ class RpmpShuffleManager(conf: SparkConf, isDriver: Boolean)
       metrics: ShuffleReadMetricsReporter): ShuffleReader[K, C] = handle match {
     case h: RpmpShuffleHandle[K @unchecked, _, C @unchecked] =>
       RpmpMetrics.register(() => clients.liveBuffers, () => clients.clusterCounters)
+      h.credential.foreach(c => clients.useCredential(c.get))
       new RpmpShuffleReader(h, startMapIndex, endMapIndex, startPartition, endPartition,
         context, metrics, clients, rpmpConf)
     case other =>
@@ -262,6 +278,7 @@ class RpmpShuffleManager(conf: SparkConf, isDriver: Boolean)
 
   override def stop(): Unit = {
     ttlKeeper.stop()
+    synchronized { Option(appCredential) }.foreach(_.stop())
     cleanupOnStop()
     registered.clear()
     clients.closeAll()

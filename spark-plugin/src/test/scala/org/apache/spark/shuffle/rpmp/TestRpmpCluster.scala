@@ -1,6 +1,9 @@
 // Test fixture for the plugin's cluster-mode tests: etcd (/usr/bin/etcd or $ETCD) + 2
 // rpmp-proxy + N rpmp-server (binaries from system property rpmp.bin.dir) as processes on
 // random free 127.0.0.1 ports, readiness polled (log lines, `rpmpctl nodes` all LIVE).
+// `secured`: a fresh cluster secret (mode 0600) that the servers require
+// (--auth-secret-file) and the proxies issue per-application credentials from
+// (--token-secret-file); tests get it only through secretFile.
 // Same as client-java's LocalRpmpCluster (test classes are not shared between modules).
 package org.apache.spark.shuffle.rpmp
 
@@ -10,7 +13,7 @@ import java.util.concurrent.TimeUnit
 
 import scala.collection.mutable.ArrayBuffer
 
-class TestRpmpCluster private (dir: Path, bin: File) extends AutoCloseable {
+class TestRpmpCluster private (dir: Path, bin: File, secured: Boolean) extends AutoCloseable {
   private case class Child(name: String, process: Process, log: Path) {
     def output: String = if (Files.exists(log)) Files.readString(log) else ""
   }
@@ -21,6 +24,9 @@ class TestRpmpCluster private (dir: Path, bin: File) extends AutoCloseable {
   val servers = ArrayBuffer.empty[String]
 
   def proxyList: String = proxies.mkString(",")
+
+  /** The cluster secret's file (secured clusters only). */
+  val secretFile: Option[Path] = if (secured) Some(dir.resolve("secret")) else None
 
   private def spawn(name: String, argv: String*): Child = {
     val log = dir.resolve(s"$name.log")
@@ -55,6 +61,14 @@ class TestRpmpCluster private (dir: Path, bin: File) extends AutoCloseable {
   }
 
   private def start(nservers: Int, poolSize: String): Unit = {
+    secretFile.foreach { f =>
+      val random = new Array[Byte](32)
+      new java.security.SecureRandom().nextBytes(random)
+      Files.writeString(f, random.map(b => f"${b & 0xff}%02x").mkString + "\n")
+      Files.setPosixFilePermissions(f, java.nio.file.attribute.PosixFilePermissions.fromString("rw-------"))
+    }
+    val proxySecret = secretFile.toSeq.flatMap(f => Seq("--token-secret-file", f.toString))
+    val serverSecret = secretFile.toSeq.flatMap(f => Seq("--auth-secret-file", f.toString))
     val port = () => TestRpmpServer.freePort()
     val (etcdPort, peerPort) = (port(), port())
     val clientUrl = s"http://127.0.0.1:$etcdPort"
@@ -68,10 +82,10 @@ class TestRpmpCluster private (dir: Path, bin: File) extends AutoCloseable {
     val ps = (0 until 2).map { i =>
       val p = port()
       proxies += s"127.0.0.1:$p"
-      spawn(s"proxy$i", new File(bin, "rpmp-proxy").getPath, "--listen", s"127.0.0.1:$p",
+      spawn(s"proxy$i", (Seq(new File(bin, "rpmp-proxy").getPath, "--listen", s"127.0.0.1:$p",
         "--etcd", clientUrl, "--heartbeat-timeout", "1500ms", "--suspect-after", "700ms",
         "--heartbeat-interval", "200ms", "--ttl-check", "300ms", "--session-ttl", "2",
-        "--op-timeout", "1s")
+        "--op-timeout", "1s") ++ proxySecret): _*)
     }
     ps.foreach(awaitLog(_, "listening on", 30))
     val ss = (0 until nservers).map { i =>
@@ -81,9 +95,9 @@ class TestRpmpCluster private (dir: Path, bin: File) extends AutoCloseable {
       Files.deleteIfExists(pool)
       pools += pool
       servers += s"127.0.0.1:$p"
-      spawn(s"server$i", new File(bin, "rpmp-server").getPath, "--listen", s"127.0.0.1:$p",
+      spawn(s"server$i", Seq(new File(bin, "rpmp-server").getPath, "--listen", s"127.0.0.1:$p",
         "--pool", s"$pool:$poolSize", "--segment-size", "8m", "--proxy", proxyList,
-        "--replication-timeout", "6s")
+        "--replication-timeout", "6s") ++ serverSecret: _*)
     }
     ss.foreach(awaitLog(_, "rpmp-server ready", 60))
     await(s"$nservers LIVE nodes", 30)(liveNodes >= nservers)
@@ -111,8 +125,8 @@ object TestRpmpCluster {
   def available: Boolean = etcd.canExecute &&
     Seq("rpmp-server", "rpmp-proxy", "rpmpctl").forall(b => new File(binDir, b).canExecute)
 
-  def start(nservers: Int = 3, poolSize: String = "512m"): TestRpmpCluster = {
-    val c = new TestRpmpCluster(Files.createTempDirectory("rpmp-spark-cluster-"), binDir)
+  def start(nservers: Int = 3, poolSize: String = "512m", secured: Boolean = false): TestRpmpCluster = {
+    val c = new TestRpmpCluster(Files.createTempDirectory("rpmp-spark-cluster-"), binDir, secured)
     try { c.start(nservers, poolSize); c } catch { case e: Throwable => c.close(); throw e }
   }
 }
