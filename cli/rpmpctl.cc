@@ -61,7 +61,8 @@ constexpr const char* kUsage =
     "  ns create NAME [--replicas R] [--min-replicas M] [--ttl DURATION]\n"
     "  ns ls [PREFIX] | ns show NAME | ns rm NAME [--recursive]\n"
     "  drain NODE [--cancel]         move a node's namespaces elsewhere\n"
-    "  quota set PREFIX [--bytes SIZE] [--namespaces N]   quota of PREFIX and PREFIX/...\n"
+    "  quota set PREFIX [--bytes SIZE] [--namespaces N] [--sessions N]   quota of PREFIX and\n"
+    "                                PREFIX/... (sessions: of tenant credentials, per server)\n"
     "                                (admin certificate); writes over it are refused\n"
     "  quota rm PREFIX | quota ls    remove one (admin) | every quota with its use\n"
     "  token issue --prefix P --app A [--ttl DURATION]   a credential for namespaces under P\n"
@@ -208,7 +209,7 @@ int Main(int argc, char** argv) {
       else if (s == "--timeout") a.timeout = v;
       else if (s == "--proxy") a.proxy = v;
       else if (s == "--tag" || s == "--replicas" || s == "--min-replicas" || s == "--ttl" || s == "--bytes" ||
-               s == "--namespaces" || s == "--prefix" || s == "--app")
+               s == "--namespaces" || s == "--sessions" || s == "--prefix" || s == "--app")
         a.opts[s] = v;
       else return Usage("unknown flag " + s);
     } else {

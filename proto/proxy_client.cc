@@ -266,11 +266,13 @@ StatusOr<v1::RemoveNodeReply> ProxyClient::RemoveNode(uint64_t node_id) {
   return Invoke<v1::RemoveNodeRequest, v1::RemoveNodeReply>("RemoveNode", true, req, &v1::Proxy::Stub::RemoveNode);
 }
 
-StatusOr<v1::Quota> ProxyClient::SetQuota(const std::string& prefix, uint64_t max_bytes, uint64_t max_namespaces) {
+StatusOr<v1::Quota> ProxyClient::SetQuota(const std::string& prefix, uint64_t max_bytes, uint64_t max_namespaces,
+                                          uint32_t max_sessions) {
   v1::SetQuotaRequest req;
   req.set_prefix(prefix);
   req.set_max_bytes(max_bytes);
   req.set_max_namespaces(max_namespaces);
+  req.set_max_sessions(max_sessions);
   return Invoke<v1::SetQuotaRequest, v1::Quota>("SetQuota", true, req, &v1::Proxy::Stub::SetQuota);
 }
 

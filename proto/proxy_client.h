@@ -56,7 +56,9 @@ class ProxyClient {
   StatusOr<v1::RemoveNodeReply> RemoveNode(uint64_t node_id);
   // Leader only (docs/cluster.md "Quotas"). Set and clear need an admin certificate;
   // 0 = no limit for that dimension; clearing an absent quota is NotFound.
-  StatusOr<v1::Quota> SetQuota(const std::string& prefix, uint64_t max_bytes, uint64_t max_namespaces);
+  // 0 = no limit for that dimension; max_sessions is per server.
+  StatusOr<v1::Quota> SetQuota(const std::string& prefix, uint64_t max_bytes, uint64_t max_namespaces,
+                               uint32_t max_sessions = 0);
   StatusOr<v1::ClearQuotaReply> ClearQuota(const std::string& prefix);
   StatusOr<v1::ListQuotasReply> ListQuotas();
   // Leader only (docs/security.md "Tenants"): a per-application credential for

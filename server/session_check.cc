@@ -125,6 +125,23 @@ void Server::HandleHello(Slot* s, PeerAddr src) {
                       q.client_name.data(), live.message().c_str());
         return ReplyError(s, live);
       }
+      std::string quota_prefix;
+      uint32_t max = coordinator_ != nullptr && token->prefix != tenant::kAllPrefix
+                         ? coordinator_->SessionQuotaFor(token->prefix, &quota_prefix)
+                         : 0;
+      if (max != 0) {
+        size_t open = sessions_->CountTenantSessionsUnder(quota_prefix);
+        if (open >= max) {
+          lock.unlock();
+          Status over = Status::NoSpace(
+              "quota exceeded: prefix \"" + quota_prefix + "\" holds " + std::to_string(open) + " of its " +
+              std::to_string(max) + " sessions on this server (close some, or raise it: rpmpctl quota set " +
+              quota_prefix + " --sessions N)");
+          RPMP_LOG_WARN("hello of client '%.*s' refused: %s", static_cast<int>(q.client_name.size()),
+                        q.client_name.data(), over.message().c_str());
+          return ReplyError(s, over);
+        }
+      }
     }
   }
   // Legacy clients (no kFlagAuth) of a server without a secret get tag 0.

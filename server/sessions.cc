@@ -151,4 +151,19 @@ bool SessionTable::TakeChallenge(std::string_view nonce, std::string_view addres
   return false;
 }
 
+size_t SessionTable::CountTenantSessionsUnder(std::string_view quota_prefix) const {
+  size_t n = 0;
+  for (const auto& [id, session] : sessions_) {
+    if (session.dropped || session.prefix.empty()) continue;
+    std::string_view name = session.prefix;  // "spark/app-1/": its namespace is "spark/app-1"
+    if (name.back() == '/') name.remove_suffix(1);
+    if (name == quota_prefix ||
+        (name.size() > quota_prefix.size() && name.substr(0, quota_prefix.size()) == quota_prefix &&
+         name[quota_prefix.size()] == '/')) {
+      n++;
+    }
+  }
+  return n;
+}
+
 }  // namespace rpmp

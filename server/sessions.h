@@ -119,6 +119,9 @@ class SessionTable {
   bool TakeChallenge(std::string_view nonce, std::string_view address, Clock::time_point now);
 
   size_t size() const { return sessions_.size(); }
+  // Open sessions of tenant credentials whose prefix is `quota_prefix`'s namespace or
+  // under it (session quotas, docs/cluster.md "Quotas"). Linear in the sessions.
+  size_t CountTenantSessionsUnder(std::string_view quota_prefix) const;
   const SessionLimits& limits() const { return limits_; }
   SessionStats& stats() { return stats_; }
 

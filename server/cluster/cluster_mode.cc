@@ -38,6 +38,9 @@ std::unique_ptr<ClusterMode> ClusterMode::Create(const ServerConfig& config, Sto
   m->replicator_->SetQuotaCheck(
       [agent](const std::string& ns, uint64_t length) { return agent->CheckQuota(ns, length); },
       [agent](const std::string& ns, uint64_t length) { agent->NoteWritten(ns, length); });
+  m->replicator_->SetSessionQuota([agent](const std::string& tenant_prefix, std::string* quota_prefix) {
+    return agent->SessionQuotaFor(tenant_prefix, quota_prefix);
+  });
   return m;
 }
 

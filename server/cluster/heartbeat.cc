@@ -138,6 +138,14 @@ void ClusterAgent::NoteByteQuotas(const v1::HeartbeatReply& reply) {
     now.push_back(std::move(b));
   }
   byte_quotas_ = std::move(now);
+  std::vector<std::pair<std::string, uint32_t>> sessions;
+  for (const v1::SessionQuota& q : reply.session_quotas()) {
+    bool known = false;
+    for (const auto& old : session_quotas_) known = known || (old.first == q.prefix() && old.second == q.max_sessions());
+    if (!known) RPMP_LOG_INFO("session quota of prefix %s: %u per server", q.prefix().c_str(), q.max_sessions());
+    sessions.emplace_back(q.prefix(), q.max_sessions());
+  }
+  session_quotas_ = std::move(sessions);
   written_.assign(byte_quotas_.size(), 0);
   for (size_t i = 0; i < byte_quotas_.size(); i++) written_[i] = byte_quotas_[i].written;
   report_base_.assign(byte_quotas_.size(), 0);
@@ -148,6 +156,21 @@ void ClusterAgent::NoteWritten(const std::string& ns, uint64_t length) {
   for (size_t i = 0; i < byte_quotas_.size() && i < written_.size(); i++) {
     if (Covers(byte_quotas_[i].prefix, ns)) written_[i] += length;
   }
+}
+
+uint32_t ClusterAgent::SessionQuotaFor(const std::string& tenant_prefix, std::string* quota_prefix) const {
+  // A credential's prefix ends with '/' ("spark/app-1/"); a quota names a namespace
+  // ("spark/app-1" or "spark") and covers it and all under it.
+  std::string name = tenant_prefix;
+  if (!name.empty() && name.back() == '/') name.pop_back();
+  std::lock_guard<std::mutex> lock(quota_mu_);
+  uint32_t best = 0;
+  for (const auto& [prefix, max] : session_quotas_) {
+    if (max == 0 || !Covers(prefix, name) || (best != 0 && max >= best)) continue;
+    best = max;
+    *quota_prefix = prefix;
+  }
+  return best;
 }
 
 Status ClusterAgent::CheckQuota(const std::string& ns, uint64_t length) const {

@@ -46,6 +46,11 @@ class ClusterAgent {
   // payload bytes to ns would pass the byte quota of a prefix covering it (use as the
   // leader last summed it + this node's writes since). Any thread.
   Status CheckQuota(const std::string& ns, uint64_t length) const;
+  // The session quota that applies to a tenant credential for `tenant_prefix`
+  // (docs/cluster.md "Quotas"): the smallest max_sessions of the leader's session
+  // quotas covering it, with that quota's prefix in *quota_prefix; 0 when none does.
+  // Any thread.
+  uint32_t SessionQuotaFor(const std::string& tenant_prefix, std::string* quota_prefix) const;
   // A write of `length` payload bytes to ns was committed here as its primary.
   void NoteWritten(const std::string& ns, uint64_t length);
 
@@ -75,6 +80,7 @@ class ClusterAgent {
   void NoteByteQuotas(const v1::HeartbeatReply& reply);
   mutable std::mutex quota_mu_;
   std::vector<ByteQuota> byte_quotas_;  // guarded by quota_mu_
+  std::vector<std::pair<std::string, uint32_t>> session_quotas_;  // prefix, max; guarded by quota_mu_
   // Per byte_quotas_ entry: bytes written here since the reply that set it, and
   // that count when the current heartbeat's report was taken. Guarded by quota_mu_.
   std::vector<uint64_t> written_, report_base_;

@@ -71,6 +71,13 @@ class Replicator : public WriteCoordinator {
     quota_check_ = std::move(check);
     quota_written_ = std::move(written);
   }
+  // Set before Start: the session quotas the heartbeat agent holds (SessionQuotaFor).
+  void SetSessionQuota(std::function<uint32_t(const std::string&, std::string*)> lookup) {
+    session_quota_ = std::move(lookup);
+  }
+  uint32_t SessionQuotaFor(const std::string& tenant_prefix, std::string* quota_prefix) const override {
+    return session_quota_ ? session_quota_(tenant_prefix, quota_prefix) : 0;
+  }
 
  private:
   struct NsState {
@@ -126,6 +133,7 @@ class Replicator : public WriteCoordinator {
   ReplicatorOptions options_;
   std::function<bool()> lease_valid_;
   std::function<Status(const std::string&, uint64_t)> quota_check_;
+  std::function<uint32_t(const std::string&, std::string*)> session_quota_;
   std::function<void(const std::string&, uint64_t)> quota_written_;
   std::vector<std::unique_ptr<Worker>> workers_;
   bool stopping_ = false;  // guarded by mu_

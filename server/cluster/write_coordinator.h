@@ -33,6 +33,14 @@ class WriteCoordinator {
   // epoch `epoch` (has_fence false: an unfenced frame). FailedPrecondition when this
   // node knows a newer epoch of ns or another primary for that epoch. Non-blocking.
   virtual Status CheckReplicaFrame(const std::string& ns, bool has_fence, uint64_t epoch, uint64_t primary) = 0;
+  // The per-server session quota of tenant credentials for `tenant_prefix`
+  // (docs/cluster.md "Quotas"), with the quota's prefix in *quota_prefix; 0: none.
+  // Called at HELLO; must not block.
+  virtual uint32_t SessionQuotaFor(const std::string& tenant_prefix, std::string* quota_prefix) const {
+    (void)tenant_prefix;
+    (void)quota_prefix;
+    return 0;
+  }
 };
 
 }  // namespace rpmp

@@ -2,7 +2,9 @@
 // whose servers hold a cluster secret. The cluster client passes a tenant's token to
 // every server connection it opens: the tenant works on its own prefix and is refused
 // on another's by the servers; replication between servers (replica links prove the
-// secret itself) still makes every copy; the secret holder reads everything.
+// secret itself) still makes every copy; the secret holder reads everything. A session
+// quota (rpmpctl quota set P --sessions N) caps the sessions of P's credentials on each
+// server, and only theirs.
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -86,6 +88,48 @@ TEST_CASE("tenants on a cluster: a token acts on its own prefix, replicas still 
     if (v.ok() && *v == "a's") copies++;
   }
   CHECK(copies == 2);
+}
+
+TEST_CASE("a session quota caps a prefix's tenant sessions on each server, and only theirs") {
+  SecretFile secret;
+  ClusterHarness h;
+  h.set_server_args({"--auth-secret-file", secret.path});
+  REQUIRE(h.Start(1, 1));
+  std::string out, err;
+  REQUIRE(RunTool({"rpmpctl", "--proxy", h.proxy_list(), "quota", "set", "app-q", "--sessions", "2"}, "", &out,
+                  &err) == 0);
+  CHECK(Contains(out, "2/server"));
+  ServerProcess& server = *h.servers().front();
+  // The server learns of the quota from its next heartbeat reply.
+  REQUIRE(server.WaitForLog("session quota of prefix app-q: 2 per server", std::chrono::seconds(15)));
+
+  auto open = [&](const std::string& token, const std::string& secret_text) {
+    ClientOptions o;
+    o.provider = Provider();
+    o.timeout = std::chrono::seconds(5);
+    o.tenant_token = token;
+    o.secret = secret_text;
+    o.connections = 1;  // one session per client
+    o.buffer_cache_bytes = 8u << 20;
+    return Client::Connect(server.address(), o);
+  };
+  const std::string q_token = Token("app-q/");
+  StatusOr<std::unique_ptr<Client>> first = open(q_token, "");
+  StatusOr<std::unique_ptr<Client>> second = open(q_token, "");
+  REQUIRE(first.ok());
+  REQUIRE(second.ok());
+  StatusOr<std::unique_ptr<Client>> third = open(q_token, "");
+  INFO(third.status().ToString());
+  CHECK(third.status().code() == StatusCode::kResourceExhausted);
+  CHECK(Contains(third.status().message(),
+                 "quota exceeded: prefix \"app-q\" holds 2 of its 2 sessions on this server"));
+  // Other tenants and the secret's holders are not counted and not refused.
+  CHECK(open(Token("app-r/"), "").ok());
+  CHECK(open("", kSecret).ok());
+  // The quota's sessions work; once one closes (BYE), a new one opens.
+  CHECK((*first)->Get("app-q/ns", "k").status().code() == StatusCode::kNotFound);
+  first->reset();
+  CHECK(Eventually([&] { return open(q_token, "").ok(); }, std::chrono::seconds(10)));
 }
 
 }  // namespace rpmp::testing

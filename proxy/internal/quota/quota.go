@@ -25,6 +25,9 @@ type Limit struct {
 	Prefix     string `json:"prefix"`
 	Bytes      uint64 `json:"bytes,omitempty"`
 	Namespaces uint64 `json:"namespaces,omitempty"`
+	// Sessions of tenant credentials under the prefix, per server (the servers
+	// enforce it at HELLO; docs/cluster.md "Quotas").
+	Sessions uint32 `json:"sessions,omitempty"`
 	SetBy      string `json:"set_by,omitempty"` // certificate CN; "" without TLS
 	SetMs      int64  `json:"set_ms"`
 }

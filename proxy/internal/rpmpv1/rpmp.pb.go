@@ -439,7 +439,12 @@ type HeartbeatReply struct {
 	// primary refuses a put or append under one (RESOURCE_EXHAUSTED, naming prefix,
 	// quota and use) when used_bytes + what it wrote since its heartbeat + the
 	// write's length would pass max_bytes. Deletes are always accepted.
-	ByteQuotas    []*ByteQuota `protobuf:"bytes,7,rep,name=byte_quotas,json=byteQuotas,proto3" json:"byte_quotas,omitempty"`
+	ByteQuotas []*ByteQuota `protobuf:"bytes,7,rep,name=byte_quotas,json=byteQuotas,proto3" json:"byte_quotas,omitempty"`
+	// Every prefix with a session quota. A server refuses a HELLO with a tenant
+	// credential whose prefix one covers when that many sessions of credentials
+	// under it are open on the server already (RESOURCE_EXHAUSTED naming prefix and
+	// quota). Per server; sessions proved with the cluster secret never count.
+	SessionQuotas []*SessionQuota `protobuf:"bytes,8,rep,name=session_quotas,json=sessionQuotas,proto3" json:"session_quotas,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -523,6 +528,65 @@ func (x *HeartbeatReply) GetByteQuotas() []*ByteQuota {
 	return nil
 }
 
+func (x *HeartbeatReply) GetSessionQuotas() []*SessionQuota {
+	if x != nil {
+		return x.SessionQuotas
+	}
+	return nil
+}
+
+type SessionQuota struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Prefix        string                 `protobuf:"bytes,1,opt,name=prefix,proto3" json:"prefix,omitempty"`
+	MaxSessions   uint32                 `protobuf:"varint,2,opt,name=max_sessions,json=maxSessions,proto3" json:"max_sessions,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SessionQuota) Reset() {
+	*x = SessionQuota{}
+	mi := &file_rpmp_proto_msgTypes[4]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SessionQuota) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SessionQuota) ProtoMessage() {}
+
+func (x *SessionQuota) ProtoReflect() protoreflect.Message {
+	mi := &file_rpmp_proto_msgTypes[4]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SessionQuota.ProtoReflect.Descriptor instead.
+func (*SessionQuota) Descriptor() ([]byte, []int) {
+	return file_rpmp_proto_rawDescGZIP(), []int{4}
+}
+
+func (x *SessionQuota) GetPrefix() string {
+	if x != nil {
+		return x.Prefix
+	}
+	return ""
+}
+
+func (x *SessionQuota) GetMaxSessions() uint32 {
+	if x != nil {
+		return x.MaxSessions
+	}
+	return 0
+}
+
 type Node struct {
 	state    protoimpl.MessageState `protogen:"open.v1"`
 	Id       uint64                 `protobuf:"varint,1,opt,name=id,proto3" json:"id,omitempty"`
@@ -545,7 +609,7 @@ type Node struct {
 
 func (x *Node) Reset() {
 	*x = Node{}
-	mi := &file_rpmp_proto_msgTypes[4]
+	mi := &file_rpmp_proto_msgTypes[5]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -557,7 +621,7 @@ func (x *Node) String() string {
 func (*Node) ProtoMessage() {}
 
 func (x *Node) ProtoReflect() protoreflect.Message {
-	mi := &file_rpmp_proto_msgTypes[4]
+	mi := &file_rpmp_proto_msgTypes[5]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -570,7 +634,7 @@ func (x *Node) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Node.ProtoReflect.Descriptor instead.
 func (*Node) Descriptor() ([]byte, []int) {
-	return file_rpmp_proto_rawDescGZIP(), []int{4}
+	return file_rpmp_proto_rawDescGZIP(), []int{5}
 }
 
 func (x *Node) GetId() uint64 {
@@ -665,7 +729,7 @@ type GetNodeMapRequest struct {
 
 func (x *GetNodeMapRequest) Reset() {
 	*x = GetNodeMapRequest{}
-	mi := &file_rpmp_proto_msgTypes[5]
+	mi := &file_rpmp_proto_msgTypes[6]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -677,7 +741,7 @@ func (x *GetNodeMapRequest) String() string {
 func (*GetNodeMapRequest) ProtoMessage() {}
 
 func (x *GetNodeMapRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_rpmp_proto_msgTypes[5]
+	mi := &file_rpmp_proto_msgTypes[6]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -690,7 +754,7 @@ func (x *GetNodeMapRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetNodeMapRequest.ProtoReflect.Descriptor instead.
 func (*GetNodeMapRequest) Descriptor() ([]byte, []int) {
-	return file_rpmp_proto_rawDescGZIP(), []int{5}
+	return file_rpmp_proto_rawDescGZIP(), []int{6}
 }
 
 type NodeMap struct {
@@ -705,7 +769,7 @@ type NodeMap struct {
 
 func (x *NodeMap) Reset() {
 	*x = NodeMap{}
-	mi := &file_rpmp_proto_msgTypes[6]
+	mi := &file_rpmp_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -717,7 +781,7 @@ func (x *NodeMap) String() string {
 func (*NodeMap) ProtoMessage() {}
 
 func (x *NodeMap) ProtoReflect() protoreflect.Message {
-	mi := &file_rpmp_proto_msgTypes[6]
+	mi := &file_rpmp_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -730,7 +794,7 @@ func (x *NodeMap) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use NodeMap.ProtoReflect.Descriptor instead.
 func (*NodeMap) Descriptor() ([]byte, []int) {
-	return file_rpmp_proto_rawDescGZIP(), []int{6}
+	return file_rpmp_proto_rawDescGZIP(), []int{7}
 }
 
 func (x *NodeMap) GetEpoch() uint64 {
@@ -768,7 +832,7 @@ type NamespaceOptions struct {
 
 func (x *NamespaceOptions) Reset() {
 	*x = NamespaceOptions{}
-	mi := &file_rpmp_proto_msgTypes[7]
+	mi := &file_rpmp_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -780,7 +844,7 @@ func (x *NamespaceOptions) String() string {
 func (*NamespaceOptions) ProtoMessage() {}
 
 func (x *NamespaceOptions) ProtoReflect() protoreflect.Message {
-	mi := &file_rpmp_proto_msgTypes[7]
+	mi := &file_rpmp_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -793,7 +857,7 @@ func (x *NamespaceOptions) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use NamespaceOptions.ProtoReflect.Descriptor instead.
 func (*NamespaceOptions) Descriptor() ([]byte, []int) {
-	return file_rpmp_proto_rawDescGZIP(), []int{7}
+	return file_rpmp_proto_rawDescGZIP(), []int{8}
 }
 
 func (x *NamespaceOptions) GetReplicas() uint32 {
@@ -830,7 +894,7 @@ type Replica struct {
 
 func (x *Replica) Reset() {
 	*x = Replica{}
-	mi := &file_rpmp_proto_msgTypes[8]
+	mi := &file_rpmp_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -842,7 +906,7 @@ func (x *Replica) String() string {
 func (*Replica) ProtoMessage() {}
 
 func (x *Replica) ProtoReflect() protoreflect.Message {
-	mi := &file_rpmp_proto_msgTypes[8]
+	mi := &file_rpmp_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -855,7 +919,7 @@ func (x *Replica) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Replica.ProtoReflect.Descriptor instead.
 func (*Replica) Descriptor() ([]byte, []int) {
-	return file_rpmp_proto_rawDescGZIP(), []int{8}
+	return file_rpmp_proto_rawDescGZIP(), []int{9}
 }
 
 func (x *Replica) GetNodeId() uint64 {
@@ -898,7 +962,7 @@ type Substitution struct {
 
 func (x *Substitution) Reset() {
 	*x = Substitution{}
-	mi := &file_rpmp_proto_msgTypes[9]
+	mi := &file_rpmp_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -910,7 +974,7 @@ func (x *Substitution) String() string {
 func (*Substitution) ProtoMessage() {}
 
 func (x *Substitution) ProtoReflect() protoreflect.Message {
-	mi := &file_rpmp_proto_msgTypes[9]
+	mi := &file_rpmp_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -923,7 +987,7 @@ func (x *Substitution) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Substitution.ProtoReflect.Descriptor instead.
 func (*Substitution) Descriptor() ([]byte, []int) {
-	return file_rpmp_proto_rawDescGZIP(), []int{9}
+	return file_rpmp_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *Substitution) GetIndex() uint32 {
@@ -994,7 +1058,7 @@ type Namespace struct {
 
 func (x *Namespace) Reset() {
 	*x = Namespace{}
-	mi := &file_rpmp_proto_msgTypes[10]
+	mi := &file_rpmp_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1006,7 +1070,7 @@ func (x *Namespace) String() string {
 func (*Namespace) ProtoMessage() {}
 
 func (x *Namespace) ProtoReflect() protoreflect.Message {
-	mi := &file_rpmp_proto_msgTypes[10]
+	mi := &file_rpmp_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1019,7 +1083,7 @@ func (x *Namespace) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Namespace.ProtoReflect.Descriptor instead.
 func (*Namespace) Descriptor() ([]byte, []int) {
-	return file_rpmp_proto_rawDescGZIP(), []int{10}
+	return file_rpmp_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *Namespace) GetName() string {
@@ -1095,7 +1159,7 @@ type CreateNamespaceRequest struct {
 
 func (x *CreateNamespaceRequest) Reset() {
 	*x = CreateNamespaceRequest{}
-	mi := &file_rpmp_proto_msgTypes[11]
+	mi := &file_rpmp_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1107,7 +1171,7 @@ func (x *CreateNamespaceRequest) String() string {
 func (*CreateNamespaceRequest) ProtoMessage() {}
 
 func (x *CreateNamespaceRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_rpmp_proto_msgTypes[11]
+	mi := &file_rpmp_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1120,7 +1184,7 @@ func (x *CreateNamespaceRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreateNamespaceRequest.ProtoReflect.Descriptor instead.
 func (*CreateNamespaceRequest) Descriptor() ([]byte, []int) {
-	return file_rpmp_proto_rawDescGZIP(), []int{11}
+	return file_rpmp_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *CreateNamespaceRequest) GetName() string {
@@ -1146,7 +1210,7 @@ type GetPlacementRequest struct {
 
 func (x *GetPlacementRequest) Reset() {
 	*x = GetPlacementRequest{}
-	mi := &file_rpmp_proto_msgTypes[12]
+	mi := &file_rpmp_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1158,7 +1222,7 @@ func (x *GetPlacementRequest) String() string {
 func (*GetPlacementRequest) ProtoMessage() {}
 
 func (x *GetPlacementRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_rpmp_proto_msgTypes[12]
+	mi := &file_rpmp_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1171,7 +1235,7 @@ func (x *GetPlacementRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetPlacementRequest.ProtoReflect.Descriptor instead.
 func (*GetPlacementRequest) Descriptor() ([]byte, []int) {
-	return file_rpmp_proto_rawDescGZIP(), []int{12}
+	return file_rpmp_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *GetPlacementRequest) GetName() string {
@@ -1191,7 +1255,7 @@ type ListNamespacesRequest struct {
 
 func (x *ListNamespacesRequest) Reset() {
 	*x = ListNamespacesRequest{}
-	mi := &file_rpmp_proto_msgTypes[13]
+	mi := &file_rpmp_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1203,7 +1267,7 @@ func (x *ListNamespacesRequest) String() string {
 func (*ListNamespacesRequest) ProtoMessage() {}
 
 func (x *ListNamespacesRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_rpmp_proto_msgTypes[13]
+	mi := &file_rpmp_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1216,7 +1280,7 @@ func (x *ListNamespacesRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListNamespacesRequest.ProtoReflect.Descriptor instead.
 func (*ListNamespacesRequest) Descriptor() ([]byte, []int) {
-	return file_rpmp_proto_rawDescGZIP(), []int{13}
+	return file_rpmp_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *ListNamespacesRequest) GetPrefix() string {
@@ -1235,7 +1299,7 @@ type ListNamespacesReply struct {
 
 func (x *ListNamespacesReply) Reset() {
 	*x = ListNamespacesReply{}
-	mi := &file_rpmp_proto_msgTypes[14]
+	mi := &file_rpmp_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1247,7 +1311,7 @@ func (x *ListNamespacesReply) String() string {
 func (*ListNamespacesReply) ProtoMessage() {}
 
 func (x *ListNamespacesReply) ProtoReflect() protoreflect.Message {
-	mi := &file_rpmp_proto_msgTypes[14]
+	mi := &file_rpmp_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1260,7 +1324,7 @@ func (x *ListNamespacesReply) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListNamespacesReply.ProtoReflect.Descriptor instead.
 func (*ListNamespacesReply) Descriptor() ([]byte, []int) {
-	return file_rpmp_proto_rawDescGZIP(), []int{14}
+	return file_rpmp_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *ListNamespacesReply) GetNamespaces() []*Namespace {
@@ -1281,7 +1345,7 @@ type DeleteNamespaceRequest struct {
 
 func (x *DeleteNamespaceRequest) Reset() {
 	*x = DeleteNamespaceRequest{}
-	mi := &file_rpmp_proto_msgTypes[15]
+	mi := &file_rpmp_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1293,7 +1357,7 @@ func (x *DeleteNamespaceRequest) String() string {
 func (*DeleteNamespaceRequest) ProtoMessage() {}
 
 func (x *DeleteNamespaceRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_rpmp_proto_msgTypes[15]
+	mi := &file_rpmp_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1306,7 +1370,7 @@ func (x *DeleteNamespaceRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeleteNamespaceRequest.ProtoReflect.Descriptor instead.
 func (*DeleteNamespaceRequest) Descriptor() ([]byte, []int) {
-	return file_rpmp_proto_rawDescGZIP(), []int{15}
+	return file_rpmp_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *DeleteNamespaceRequest) GetName() string {
@@ -1333,7 +1397,7 @@ type DeleteNamespaceReply struct {
 
 func (x *DeleteNamespaceReply) Reset() {
 	*x = DeleteNamespaceReply{}
-	mi := &file_rpmp_proto_msgTypes[16]
+	mi := &file_rpmp_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1345,7 +1409,7 @@ func (x *DeleteNamespaceReply) String() string {
 func (*DeleteNamespaceReply) ProtoMessage() {}
 
 func (x *DeleteNamespaceReply) ProtoReflect() protoreflect.Message {
-	mi := &file_rpmp_proto_msgTypes[16]
+	mi := &file_rpmp_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1358,7 +1422,7 @@ func (x *DeleteNamespaceReply) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeleteNamespaceReply.ProtoReflect.Descriptor instead.
 func (*DeleteNamespaceReply) Descriptor() ([]byte, []int) {
-	return file_rpmp_proto_rawDescGZIP(), []int{16}
+	return file_rpmp_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *DeleteNamespaceReply) GetDeleted() []string {
@@ -1377,7 +1441,7 @@ type TouchNamespaceRequest struct {
 
 func (x *TouchNamespaceRequest) Reset() {
 	*x = TouchNamespaceRequest{}
-	mi := &file_rpmp_proto_msgTypes[17]
+	mi := &file_rpmp_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1389,7 +1453,7 @@ func (x *TouchNamespaceRequest) String() string {
 func (*TouchNamespaceRequest) ProtoMessage() {}
 
 func (x *TouchNamespaceRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_rpmp_proto_msgTypes[17]
+	mi := &file_rpmp_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1402,7 +1466,7 @@ func (x *TouchNamespaceRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TouchNamespaceRequest.ProtoReflect.Descriptor instead.
 func (*TouchNamespaceRequest) Descriptor() ([]byte, []int) {
-	return file_rpmp_proto_rawDescGZIP(), []int{17}
+	return file_rpmp_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *TouchNamespaceRequest) GetName() string {
@@ -1430,7 +1494,7 @@ type SetInSyncRequest struct {
 
 func (x *SetInSyncRequest) Reset() {
 	*x = SetInSyncRequest{}
-	mi := &file_rpmp_proto_msgTypes[18]
+	mi := &file_rpmp_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1442,7 +1506,7 @@ func (x *SetInSyncRequest) String() string {
 func (*SetInSyncRequest) ProtoMessage() {}
 
 func (x *SetInSyncRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_rpmp_proto_msgTypes[18]
+	mi := &file_rpmp_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1455,7 +1519,7 @@ func (x *SetInSyncRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SetInSyncRequest.ProtoReflect.Descriptor instead.
 func (*SetInSyncRequest) Descriptor() ([]byte, []int) {
-	return file_rpmp_proto_rawDescGZIP(), []int{18}
+	return file_rpmp_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *SetInSyncRequest) GetName() string {
@@ -1505,7 +1569,7 @@ type DrainRequest struct {
 
 func (x *DrainRequest) Reset() {
 	*x = DrainRequest{}
-	mi := &file_rpmp_proto_msgTypes[19]
+	mi := &file_rpmp_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1517,7 +1581,7 @@ func (x *DrainRequest) String() string {
 func (*DrainRequest) ProtoMessage() {}
 
 func (x *DrainRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_rpmp_proto_msgTypes[19]
+	mi := &file_rpmp_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1530,7 +1594,7 @@ func (x *DrainRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DrainRequest.ProtoReflect.Descriptor instead.
 func (*DrainRequest) Descriptor() ([]byte, []int) {
-	return file_rpmp_proto_rawDescGZIP(), []int{19}
+	return file_rpmp_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *DrainRequest) GetNodeId() uint64 {
@@ -1556,7 +1620,7 @@ type DrainReply struct {
 
 func (x *DrainReply) Reset() {
 	*x = DrainReply{}
-	mi := &file_rpmp_proto_msgTypes[20]
+	mi := &file_rpmp_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1568,7 +1632,7 @@ func (x *DrainReply) String() string {
 func (*DrainReply) ProtoMessage() {}
 
 func (x *DrainReply) ProtoReflect() protoreflect.Message {
-	mi := &file_rpmp_proto_msgTypes[20]
+	mi := &file_rpmp_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1581,7 +1645,7 @@ func (x *DrainReply) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DrainReply.ProtoReflect.Descriptor instead.
 func (*DrainReply) Descriptor() ([]byte, []int) {
-	return file_rpmp_proto_rawDescGZIP(), []int{20}
+	return file_rpmp_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *DrainReply) GetNode() *Node {
@@ -1601,7 +1665,7 @@ type RemoveNodeRequest struct {
 
 func (x *RemoveNodeRequest) Reset() {
 	*x = RemoveNodeRequest{}
-	mi := &file_rpmp_proto_msgTypes[21]
+	mi := &file_rpmp_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1613,7 +1677,7 @@ func (x *RemoveNodeRequest) String() string {
 func (*RemoveNodeRequest) ProtoMessage() {}
 
 func (x *RemoveNodeRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_rpmp_proto_msgTypes[21]
+	mi := &file_rpmp_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1626,7 +1690,7 @@ func (x *RemoveNodeRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RemoveNodeRequest.ProtoReflect.Descriptor instead.
 func (*RemoveNodeRequest) Descriptor() ([]byte, []int) {
-	return file_rpmp_proto_rawDescGZIP(), []int{21}
+	return file_rpmp_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *RemoveNodeRequest) GetNodeId() uint64 {
@@ -1646,7 +1710,7 @@ type RemoveNodeReply struct {
 
 func (x *RemoveNodeReply) Reset() {
 	*x = RemoveNodeReply{}
-	mi := &file_rpmp_proto_msgTypes[22]
+	mi := &file_rpmp_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1658,7 +1722,7 @@ func (x *RemoveNodeReply) String() string {
 func (*RemoveNodeReply) ProtoMessage() {}
 
 func (x *RemoveNodeReply) ProtoReflect() protoreflect.Message {
-	mi := &file_rpmp_proto_msgTypes[22]
+	mi := &file_rpmp_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1671,7 +1735,7 @@ func (x *RemoveNodeReply) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RemoveNodeReply.ProtoReflect.Descriptor instead.
 func (*RemoveNodeReply) Descriptor() ([]byte, []int) {
-	return file_rpmp_proto_rawDescGZIP(), []int{22}
+	return file_rpmp_proto_rawDescGZIP(), []int{23}
 }
 
 func (x *RemoveNodeReply) GetNode() *Node {
@@ -1693,15 +1757,17 @@ type Quota struct {
 	UsedBytes  uint64 `protobuf:"varint,4,opt,name=used_bytes,json=usedBytes,proto3" json:"used_bytes,omitempty"`
 	Namespaces uint64 `protobuf:"varint,5,opt,name=namespaces,proto3" json:"namespaces,omitempty"`
 	// CN of the certificate that set it (empty without TLS), and when.
-	SetBy         string `protobuf:"bytes,6,opt,name=set_by,json=setBy,proto3" json:"set_by,omitempty"`
-	SetUnixMs     int64  `protobuf:"varint,7,opt,name=set_unix_ms,json=setUnixMs,proto3" json:"set_unix_ms,omitempty"`
+	SetBy     string `protobuf:"bytes,6,opt,name=set_by,json=setBy,proto3" json:"set_by,omitempty"`
+	SetUnixMs int64  `protobuf:"varint,7,opt,name=set_unix_ms,json=setUnixMs,proto3" json:"set_unix_ms,omitempty"`
+	// Sessions of tenant credentials under the prefix, per server (0 = no limit).
+	MaxSessions   uint32 `protobuf:"varint,8,opt,name=max_sessions,json=maxSessions,proto3" json:"max_sessions,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *Quota) Reset() {
 	*x = Quota{}
-	mi := &file_rpmp_proto_msgTypes[23]
+	mi := &file_rpmp_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1713,7 +1779,7 @@ func (x *Quota) String() string {
 func (*Quota) ProtoMessage() {}
 
 func (x *Quota) ProtoReflect() protoreflect.Message {
-	mi := &file_rpmp_proto_msgTypes[23]
+	mi := &file_rpmp_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1726,7 +1792,7 @@ func (x *Quota) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Quota.ProtoReflect.Descriptor instead.
 func (*Quota) Descriptor() ([]byte, []int) {
-	return file_rpmp_proto_rawDescGZIP(), []int{23}
+	return file_rpmp_proto_rawDescGZIP(), []int{24}
 }
 
 func (x *Quota) GetPrefix() string {
@@ -1778,18 +1844,26 @@ func (x *Quota) GetSetUnixMs() int64 {
 	return 0
 }
 
+func (x *Quota) GetMaxSessions() uint32 {
+	if x != nil {
+		return x.MaxSessions
+	}
+	return 0
+}
+
 type SetQuotaRequest struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	Prefix        string                 `protobuf:"bytes,1,opt,name=prefix,proto3" json:"prefix,omitempty"`
 	MaxBytes      uint64                 `protobuf:"varint,2,opt,name=max_bytes,json=maxBytes,proto3" json:"max_bytes,omitempty"`
 	MaxNamespaces uint64                 `protobuf:"varint,3,opt,name=max_namespaces,json=maxNamespaces,proto3" json:"max_namespaces,omitempty"`
+	MaxSessions   uint32                 `protobuf:"varint,4,opt,name=max_sessions,json=maxSessions,proto3" json:"max_sessions,omitempty"` // per server
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *SetQuotaRequest) Reset() {
 	*x = SetQuotaRequest{}
-	mi := &file_rpmp_proto_msgTypes[24]
+	mi := &file_rpmp_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1801,7 +1875,7 @@ func (x *SetQuotaRequest) String() string {
 func (*SetQuotaRequest) ProtoMessage() {}
 
 func (x *SetQuotaRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_rpmp_proto_msgTypes[24]
+	mi := &file_rpmp_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1814,7 +1888,7 @@ func (x *SetQuotaRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SetQuotaRequest.ProtoReflect.Descriptor instead.
 func (*SetQuotaRequest) Descriptor() ([]byte, []int) {
-	return file_rpmp_proto_rawDescGZIP(), []int{24}
+	return file_rpmp_proto_rawDescGZIP(), []int{25}
 }
 
 func (x *SetQuotaRequest) GetPrefix() string {
@@ -1838,6 +1912,13 @@ func (x *SetQuotaRequest) GetMaxNamespaces() uint64 {
 	return 0
 }
 
+func (x *SetQuotaRequest) GetMaxSessions() uint32 {
+	if x != nil {
+		return x.MaxSessions
+	}
+	return 0
+}
+
 type ClearQuotaRequest struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	Prefix        string                 `protobuf:"bytes,1,opt,name=prefix,proto3" json:"prefix,omitempty"`
@@ -1847,7 +1928,7 @@ type ClearQuotaRequest struct {
 
 func (x *ClearQuotaRequest) Reset() {
 	*x = ClearQuotaRequest{}
-	mi := &file_rpmp_proto_msgTypes[25]
+	mi := &file_rpmp_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1859,7 +1940,7 @@ func (x *ClearQuotaRequest) String() string {
 func (*ClearQuotaRequest) ProtoMessage() {}
 
 func (x *ClearQuotaRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_rpmp_proto_msgTypes[25]
+	mi := &file_rpmp_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1872,7 +1953,7 @@ func (x *ClearQuotaRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ClearQuotaRequest.ProtoReflect.Descriptor instead.
 func (*ClearQuotaRequest) Descriptor() ([]byte, []int) {
-	return file_rpmp_proto_rawDescGZIP(), []int{25}
+	return file_rpmp_proto_rawDescGZIP(), []int{26}
 }
 
 func (x *ClearQuotaRequest) GetPrefix() string {
@@ -1891,7 +1972,7 @@ type ClearQuotaReply struct {
 
 func (x *ClearQuotaReply) Reset() {
 	*x = ClearQuotaReply{}
-	mi := &file_rpmp_proto_msgTypes[26]
+	mi := &file_rpmp_proto_msgTypes[27]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1903,7 +1984,7 @@ func (x *ClearQuotaReply) String() string {
 func (*ClearQuotaReply) ProtoMessage() {}
 
 func (x *ClearQuotaReply) ProtoReflect() protoreflect.Message {
-	mi := &file_rpmp_proto_msgTypes[26]
+	mi := &file_rpmp_proto_msgTypes[27]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1916,7 +1997,7 @@ func (x *ClearQuotaReply) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ClearQuotaReply.ProtoReflect.Descriptor instead.
 func (*ClearQuotaReply) Descriptor() ([]byte, []int) {
-	return file_rpmp_proto_rawDescGZIP(), []int{26}
+	return file_rpmp_proto_rawDescGZIP(), []int{27}
 }
 
 func (x *ClearQuotaReply) GetQuota() *Quota {
@@ -1934,7 +2015,7 @@ type ListQuotasRequest struct {
 
 func (x *ListQuotasRequest) Reset() {
 	*x = ListQuotasRequest{}
-	mi := &file_rpmp_proto_msgTypes[27]
+	mi := &file_rpmp_proto_msgTypes[28]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1946,7 +2027,7 @@ func (x *ListQuotasRequest) String() string {
 func (*ListQuotasRequest) ProtoMessage() {}
 
 func (x *ListQuotasRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_rpmp_proto_msgTypes[27]
+	mi := &file_rpmp_proto_msgTypes[28]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1959,7 +2040,7 @@ func (x *ListQuotasRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListQuotasRequest.ProtoReflect.Descriptor instead.
 func (*ListQuotasRequest) Descriptor() ([]byte, []int) {
-	return file_rpmp_proto_rawDescGZIP(), []int{27}
+	return file_rpmp_proto_rawDescGZIP(), []int{28}
 }
 
 type ListQuotasReply struct {
@@ -1971,7 +2052,7 @@ type ListQuotasReply struct {
 
 func (x *ListQuotasReply) Reset() {
 	*x = ListQuotasReply{}
-	mi := &file_rpmp_proto_msgTypes[28]
+	mi := &file_rpmp_proto_msgTypes[29]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1983,7 +2064,7 @@ func (x *ListQuotasReply) String() string {
 func (*ListQuotasReply) ProtoMessage() {}
 
 func (x *ListQuotasReply) ProtoReflect() protoreflect.Message {
-	mi := &file_rpmp_proto_msgTypes[28]
+	mi := &file_rpmp_proto_msgTypes[29]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1996,7 +2077,7 @@ func (x *ListQuotasReply) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListQuotasReply.ProtoReflect.Descriptor instead.
 func (*ListQuotasReply) Descriptor() ([]byte, []int) {
-	return file_rpmp_proto_rawDescGZIP(), []int{28}
+	return file_rpmp_proto_rawDescGZIP(), []int{29}
 }
 
 func (x *ListQuotasReply) GetQuotas() []*Quota {
@@ -2020,7 +2101,7 @@ type IssueCredentialRequest struct {
 
 func (x *IssueCredentialRequest) Reset() {
 	*x = IssueCredentialRequest{}
-	mi := &file_rpmp_proto_msgTypes[29]
+	mi := &file_rpmp_proto_msgTypes[30]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2032,7 +2113,7 @@ func (x *IssueCredentialRequest) String() string {
 func (*IssueCredentialRequest) ProtoMessage() {}
 
 func (x *IssueCredentialRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_rpmp_proto_msgTypes[29]
+	mi := &file_rpmp_proto_msgTypes[30]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2045,7 +2126,7 @@ func (x *IssueCredentialRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use IssueCredentialRequest.ProtoReflect.Descriptor instead.
 func (*IssueCredentialRequest) Descriptor() ([]byte, []int) {
-	return file_rpmp_proto_rawDescGZIP(), []int{29}
+	return file_rpmp_proto_rawDescGZIP(), []int{30}
 }
 
 func (x *IssueCredentialRequest) GetPrefix() string {
@@ -2079,7 +2160,7 @@ type RenewCredentialRequest struct {
 
 func (x *RenewCredentialRequest) Reset() {
 	*x = RenewCredentialRequest{}
-	mi := &file_rpmp_proto_msgTypes[30]
+	mi := &file_rpmp_proto_msgTypes[31]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2091,7 +2172,7 @@ func (x *RenewCredentialRequest) String() string {
 func (*RenewCredentialRequest) ProtoMessage() {}
 
 func (x *RenewCredentialRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_rpmp_proto_msgTypes[30]
+	mi := &file_rpmp_proto_msgTypes[31]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2104,7 +2185,7 @@ func (x *RenewCredentialRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RenewCredentialRequest.ProtoReflect.Descriptor instead.
 func (*RenewCredentialRequest) Descriptor() ([]byte, []int) {
-	return file_rpmp_proto_rawDescGZIP(), []int{30}
+	return file_rpmp_proto_rawDescGZIP(), []int{31}
 }
 
 func (x *RenewCredentialRequest) GetToken() string {
@@ -2133,7 +2214,7 @@ type Credential struct {
 
 func (x *Credential) Reset() {
 	*x = Credential{}
-	mi := &file_rpmp_proto_msgTypes[31]
+	mi := &file_rpmp_proto_msgTypes[32]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2145,7 +2226,7 @@ func (x *Credential) String() string {
 func (*Credential) ProtoMessage() {}
 
 func (x *Credential) ProtoReflect() protoreflect.Message {
-	mi := &file_rpmp_proto_msgTypes[31]
+	mi := &file_rpmp_proto_msgTypes[32]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2158,7 +2239,7 @@ func (x *Credential) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Credential.ProtoReflect.Descriptor instead.
 func (*Credential) Descriptor() ([]byte, []int) {
-	return file_rpmp_proto_rawDescGZIP(), []int{31}
+	return file_rpmp_proto_rawDescGZIP(), []int{32}
 }
 
 func (x *Credential) GetToken() string {
@@ -2220,7 +2301,7 @@ const file_rpmp_proto_rawDesc = "" +
 	"\x06prefix\x18\x01 \x01(\tR\x06prefix\x12\x1b\n" +
 	"\tmax_bytes\x18\x02 \x01(\x04R\bmaxBytes\x12\x1d\n" +
 	"\n" +
-	"used_bytes\x18\x03 \x01(\x04R\tusedBytes\"\x99\x02\n" +
+	"used_bytes\x18\x03 \x01(\x04R\tusedBytes\"\xd7\x02\n" +
 	"\x0eHeartbeatReply\x12\x14\n" +
 	"\x05epoch\x18\x01 \x01(\x04R\x05epoch\x12\x16\n" +
 	"\x06leader\x18\x02 \x01(\tR\x06leader\x122\n" +
@@ -2229,7 +2310,11 @@ const file_rpmp_proto_rawDesc = "" +
 	"\x05state\x18\x05 \x01(\x0e2\x12.rpmp.v1.NodeStateR\x05state\x12\x19\n" +
 	"\blease_ms\x18\x06 \x01(\rR\aleaseMs\x123\n" +
 	"\vbyte_quotas\x18\a \x03(\v2\x12.rpmp.v1.ByteQuotaR\n" +
-	"byteQuotas\"\x91\x03\n" +
+	"byteQuotas\x12<\n" +
+	"\x0esession_quotas\x18\b \x03(\v2\x15.rpmp.v1.SessionQuotaR\rsessionQuotas\"I\n" +
+	"\fSessionQuota\x12\x16\n" +
+	"\x06prefix\x18\x01 \x01(\tR\x06prefix\x12!\n" +
+	"\fmax_sessions\x18\x02 \x01(\rR\vmaxSessions\"\x91\x03\n" +
 	"\x04Node\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\x04R\x02id\x12\x1a\n" +
 	"\bendpoint\x18\x02 \x01(\tR\bendpoint\x12(\n" +
@@ -2309,7 +2394,7 @@ const file_rpmp_proto_rawDesc = "" +
 	"\x11RemoveNodeRequest\x12\x17\n" +
 	"\anode_id\x18\x01 \x01(\x04R\x06nodeId\"4\n" +
 	"\x0fRemoveNodeReply\x12!\n" +
-	"\x04node\x18\x01 \x01(\v2\r.rpmp.v1.NodeR\x04node\"\xd9\x01\n" +
+	"\x04node\x18\x01 \x01(\v2\r.rpmp.v1.NodeR\x04node\"\xfc\x01\n" +
 	"\x05Quota\x12\x16\n" +
 	"\x06prefix\x18\x01 \x01(\tR\x06prefix\x12\x1b\n" +
 	"\tmax_bytes\x18\x02 \x01(\x04R\bmaxBytes\x12%\n" +
@@ -2320,11 +2405,13 @@ const file_rpmp_proto_rawDesc = "" +
 	"namespaces\x18\x05 \x01(\x04R\n" +
 	"namespaces\x12\x15\n" +
 	"\x06set_by\x18\x06 \x01(\tR\x05setBy\x12\x1e\n" +
-	"\vset_unix_ms\x18\a \x01(\x03R\tsetUnixMs\"m\n" +
+	"\vset_unix_ms\x18\a \x01(\x03R\tsetUnixMs\x12!\n" +
+	"\fmax_sessions\x18\b \x01(\rR\vmaxSessions\"\x90\x01\n" +
 	"\x0fSetQuotaRequest\x12\x16\n" +
 	"\x06prefix\x18\x01 \x01(\tR\x06prefix\x12\x1b\n" +
 	"\tmax_bytes\x18\x02 \x01(\x04R\bmaxBytes\x12%\n" +
-	"\x0emax_namespaces\x18\x03 \x01(\x04R\rmaxNamespaces\"+\n" +
+	"\x0emax_namespaces\x18\x03 \x01(\x04R\rmaxNamespaces\x12!\n" +
+	"\fmax_sessions\x18\x04 \x01(\rR\vmaxSessions\"+\n" +
 	"\x11ClearQuotaRequest\x12\x16\n" +
 	"\x06prefix\x18\x01 \x01(\tR\x06prefix\"7\n" +
 	"\x0fClearQuotaReply\x12$\n" +
@@ -2391,7 +2478,7 @@ func file_rpmp_proto_rawDescGZIP() []byte {
 }
 
 var file_rpmp_proto_enumTypes = make([]protoimpl.EnumInfo, 2)
-var file_rpmp_proto_msgTypes = make([]protoimpl.MessageInfo, 32)
+var file_rpmp_proto_msgTypes = make([]protoimpl.MessageInfo, 33)
 var file_rpmp_proto_goTypes = []any{
 	(NodeState)(0),                 // 0: rpmp.v1.NodeState
 	(NodeStateHint)(0),             // 1: rpmp.v1.NodeStateHint
@@ -2399,87 +2486,89 @@ var file_rpmp_proto_goTypes = []any{
 	(*NamespaceBytes)(nil),         // 3: rpmp.v1.NamespaceBytes
 	(*ByteQuota)(nil),              // 4: rpmp.v1.ByteQuota
 	(*HeartbeatReply)(nil),         // 5: rpmp.v1.HeartbeatReply
-	(*Node)(nil),                   // 6: rpmp.v1.Node
-	(*GetNodeMapRequest)(nil),      // 7: rpmp.v1.GetNodeMapRequest
-	(*NodeMap)(nil),                // 8: rpmp.v1.NodeMap
-	(*NamespaceOptions)(nil),       // 9: rpmp.v1.NamespaceOptions
-	(*Replica)(nil),                // 10: rpmp.v1.Replica
-	(*Substitution)(nil),           // 11: rpmp.v1.Substitution
-	(*Namespace)(nil),              // 12: rpmp.v1.Namespace
-	(*CreateNamespaceRequest)(nil), // 13: rpmp.v1.CreateNamespaceRequest
-	(*GetPlacementRequest)(nil),    // 14: rpmp.v1.GetPlacementRequest
-	(*ListNamespacesRequest)(nil),  // 15: rpmp.v1.ListNamespacesRequest
-	(*ListNamespacesReply)(nil),    // 16: rpmp.v1.ListNamespacesReply
-	(*DeleteNamespaceRequest)(nil), // 17: rpmp.v1.DeleteNamespaceRequest
-	(*DeleteNamespaceReply)(nil),   // 18: rpmp.v1.DeleteNamespaceReply
-	(*TouchNamespaceRequest)(nil),  // 19: rpmp.v1.TouchNamespaceRequest
-	(*SetInSyncRequest)(nil),       // 20: rpmp.v1.SetInSyncRequest
-	(*DrainRequest)(nil),           // 21: rpmp.v1.DrainRequest
-	(*DrainReply)(nil),             // 22: rpmp.v1.DrainReply
-	(*RemoveNodeRequest)(nil),      // 23: rpmp.v1.RemoveNodeRequest
-	(*RemoveNodeReply)(nil),        // 24: rpmp.v1.RemoveNodeReply
-	(*Quota)(nil),                  // 25: rpmp.v1.Quota
-	(*SetQuotaRequest)(nil),        // 26: rpmp.v1.SetQuotaRequest
-	(*ClearQuotaRequest)(nil),      // 27: rpmp.v1.ClearQuotaRequest
-	(*ClearQuotaReply)(nil),        // 28: rpmp.v1.ClearQuotaReply
-	(*ListQuotasRequest)(nil),      // 29: rpmp.v1.ListQuotasRequest
-	(*ListQuotasReply)(nil),        // 30: rpmp.v1.ListQuotasReply
-	(*IssueCredentialRequest)(nil), // 31: rpmp.v1.IssueCredentialRequest
-	(*RenewCredentialRequest)(nil), // 32: rpmp.v1.RenewCredentialRequest
-	(*Credential)(nil),             // 33: rpmp.v1.Credential
+	(*SessionQuota)(nil),           // 6: rpmp.v1.SessionQuota
+	(*Node)(nil),                   // 7: rpmp.v1.Node
+	(*GetNodeMapRequest)(nil),      // 8: rpmp.v1.GetNodeMapRequest
+	(*NodeMap)(nil),                // 9: rpmp.v1.NodeMap
+	(*NamespaceOptions)(nil),       // 10: rpmp.v1.NamespaceOptions
+	(*Replica)(nil),                // 11: rpmp.v1.Replica
+	(*Substitution)(nil),           // 12: rpmp.v1.Substitution
+	(*Namespace)(nil),              // 13: rpmp.v1.Namespace
+	(*CreateNamespaceRequest)(nil), // 14: rpmp.v1.CreateNamespaceRequest
+	(*GetPlacementRequest)(nil),    // 15: rpmp.v1.GetPlacementRequest
+	(*ListNamespacesRequest)(nil),  // 16: rpmp.v1.ListNamespacesRequest
+	(*ListNamespacesReply)(nil),    // 17: rpmp.v1.ListNamespacesReply
+	(*DeleteNamespaceRequest)(nil), // 18: rpmp.v1.DeleteNamespaceRequest
+	(*DeleteNamespaceReply)(nil),   // 19: rpmp.v1.DeleteNamespaceReply
+	(*TouchNamespaceRequest)(nil),  // 20: rpmp.v1.TouchNamespaceRequest
+	(*SetInSyncRequest)(nil),       // 21: rpmp.v1.SetInSyncRequest
+	(*DrainRequest)(nil),           // 22: rpmp.v1.DrainRequest
+	(*DrainReply)(nil),             // 23: rpmp.v1.DrainReply
+	(*RemoveNodeRequest)(nil),      // 24: rpmp.v1.RemoveNodeRequest
+	(*RemoveNodeReply)(nil),        // 25: rpmp.v1.RemoveNodeReply
+	(*Quota)(nil),                  // 26: rpmp.v1.Quota
+	(*SetQuotaRequest)(nil),        // 27: rpmp.v1.SetQuotaRequest
+	(*ClearQuotaRequest)(nil),      // 28: rpmp.v1.ClearQuotaRequest
+	(*ClearQuotaReply)(nil),        // 29: rpmp.v1.ClearQuotaReply
+	(*ListQuotasRequest)(nil),      // 30: rpmp.v1.ListQuotasRequest
+	(*ListQuotasReply)(nil),        // 31: rpmp.v1.ListQuotasReply
+	(*IssueCredentialRequest)(nil), // 32: rpmp.v1.IssueCredentialRequest
+	(*RenewCredentialRequest)(nil), // 33: rpmp.v1.RenewCredentialRequest
+	(*Credential)(nil),             // 34: rpmp.v1.Credential
 }
 var file_rpmp_proto_depIdxs = []int32{
 	1,  // 0: rpmp.v1.HeartbeatRequest.state_hint:type_name -> rpmp.v1.NodeStateHint
 	3,  // 1: rpmp.v1.HeartbeatRequest.namespace_bytes:type_name -> rpmp.v1.NamespaceBytes
 	0,  // 2: rpmp.v1.HeartbeatReply.state:type_name -> rpmp.v1.NodeState
 	4,  // 3: rpmp.v1.HeartbeatReply.byte_quotas:type_name -> rpmp.v1.ByteQuota
-	0,  // 4: rpmp.v1.Node.state:type_name -> rpmp.v1.NodeState
-	6,  // 5: rpmp.v1.NodeMap.nodes:type_name -> rpmp.v1.Node
-	0,  // 6: rpmp.v1.Replica.state:type_name -> rpmp.v1.NodeState
-	9,  // 7: rpmp.v1.Namespace.options:type_name -> rpmp.v1.NamespaceOptions
-	10, // 8: rpmp.v1.Namespace.placement:type_name -> rpmp.v1.Replica
-	11, // 9: rpmp.v1.Namespace.substitutions:type_name -> rpmp.v1.Substitution
-	9,  // 10: rpmp.v1.CreateNamespaceRequest.options:type_name -> rpmp.v1.NamespaceOptions
-	12, // 11: rpmp.v1.ListNamespacesReply.namespaces:type_name -> rpmp.v1.Namespace
-	6,  // 12: rpmp.v1.DrainReply.node:type_name -> rpmp.v1.Node
-	6,  // 13: rpmp.v1.RemoveNodeReply.node:type_name -> rpmp.v1.Node
-	25, // 14: rpmp.v1.ClearQuotaReply.quota:type_name -> rpmp.v1.Quota
-	25, // 15: rpmp.v1.ListQuotasReply.quotas:type_name -> rpmp.v1.Quota
-	2,  // 16: rpmp.v1.Proxy.Heartbeat:input_type -> rpmp.v1.HeartbeatRequest
-	7,  // 17: rpmp.v1.Proxy.GetNodeMap:input_type -> rpmp.v1.GetNodeMapRequest
-	13, // 18: rpmp.v1.Proxy.CreateNamespace:input_type -> rpmp.v1.CreateNamespaceRequest
-	14, // 19: rpmp.v1.Proxy.GetPlacement:input_type -> rpmp.v1.GetPlacementRequest
-	15, // 20: rpmp.v1.Proxy.ListNamespaces:input_type -> rpmp.v1.ListNamespacesRequest
-	17, // 21: rpmp.v1.Proxy.DeleteNamespace:input_type -> rpmp.v1.DeleteNamespaceRequest
-	19, // 22: rpmp.v1.Proxy.TouchNamespace:input_type -> rpmp.v1.TouchNamespaceRequest
-	21, // 23: rpmp.v1.Proxy.Drain:input_type -> rpmp.v1.DrainRequest
-	20, // 24: rpmp.v1.Proxy.SetInSync:input_type -> rpmp.v1.SetInSyncRequest
-	23, // 25: rpmp.v1.Proxy.RemoveNode:input_type -> rpmp.v1.RemoveNodeRequest
-	26, // 26: rpmp.v1.Proxy.SetQuota:input_type -> rpmp.v1.SetQuotaRequest
-	27, // 27: rpmp.v1.Proxy.ClearQuota:input_type -> rpmp.v1.ClearQuotaRequest
-	29, // 28: rpmp.v1.Proxy.ListQuotas:input_type -> rpmp.v1.ListQuotasRequest
-	31, // 29: rpmp.v1.Proxy.IssueCredential:input_type -> rpmp.v1.IssueCredentialRequest
-	32, // 30: rpmp.v1.Proxy.RenewCredential:input_type -> rpmp.v1.RenewCredentialRequest
-	5,  // 31: rpmp.v1.Proxy.Heartbeat:output_type -> rpmp.v1.HeartbeatReply
-	8,  // 32: rpmp.v1.Proxy.GetNodeMap:output_type -> rpmp.v1.NodeMap
-	12, // 33: rpmp.v1.Proxy.CreateNamespace:output_type -> rpmp.v1.Namespace
-	12, // 34: rpmp.v1.Proxy.GetPlacement:output_type -> rpmp.v1.Namespace
-	16, // 35: rpmp.v1.Proxy.ListNamespaces:output_type -> rpmp.v1.ListNamespacesReply
-	18, // 36: rpmp.v1.Proxy.DeleteNamespace:output_type -> rpmp.v1.DeleteNamespaceReply
-	12, // 37: rpmp.v1.Proxy.TouchNamespace:output_type -> rpmp.v1.Namespace
-	22, // 38: rpmp.v1.Proxy.Drain:output_type -> rpmp.v1.DrainReply
-	12, // 39: rpmp.v1.Proxy.SetInSync:output_type -> rpmp.v1.Namespace
-	24, // 40: rpmp.v1.Proxy.RemoveNode:output_type -> rpmp.v1.RemoveNodeReply
-	25, // 41: rpmp.v1.Proxy.SetQuota:output_type -> rpmp.v1.Quota
-	28, // 42: rpmp.v1.Proxy.ClearQuota:output_type -> rpmp.v1.ClearQuotaReply
-	30, // 43: rpmp.v1.Proxy.ListQuotas:output_type -> rpmp.v1.ListQuotasReply
-	33, // 44: rpmp.v1.Proxy.IssueCredential:output_type -> rpmp.v1.Credential
-	33, // 45: rpmp.v1.Proxy.RenewCredential:output_type -> rpmp.v1.Credential
-	31, // [31:46] is the sub-list for method output_type
-	16, // [16:31] is the sub-list for method input_type
-	16, // [16:16] is the sub-list for extension type_name
-	16, // [16:16] is the sub-list for extension extendee
-	0,  // [0:16] is the sub-list for field type_name
+	6,  // 4: rpmp.v1.HeartbeatReply.session_quotas:type_name -> rpmp.v1.SessionQuota
+	0,  // 5: rpmp.v1.Node.state:type_name -> rpmp.v1.NodeState
+	7,  // 6: rpmp.v1.NodeMap.nodes:type_name -> rpmp.v1.Node
+	0,  // 7: rpmp.v1.Replica.state:type_name -> rpmp.v1.NodeState
+	10, // 8: rpmp.v1.Namespace.options:type_name -> rpmp.v1.NamespaceOptions
+	11, // 9: rpmp.v1.Namespace.placement:type_name -> rpmp.v1.Replica
+	12, // 10: rpmp.v1.Namespace.substitutions:type_name -> rpmp.v1.Substitution
+	10, // 11: rpmp.v1.CreateNamespaceRequest.options:type_name -> rpmp.v1.NamespaceOptions
+	13, // 12: rpmp.v1.ListNamespacesReply.namespaces:type_name -> rpmp.v1.Namespace
+	7,  // 13: rpmp.v1.DrainReply.node:type_name -> rpmp.v1.Node
+	7,  // 14: rpmp.v1.RemoveNodeReply.node:type_name -> rpmp.v1.Node
+	26, // 15: rpmp.v1.ClearQuotaReply.quota:type_name -> rpmp.v1.Quota
+	26, // 16: rpmp.v1.ListQuotasReply.quotas:type_name -> rpmp.v1.Quota
+	2,  // 17: rpmp.v1.Proxy.Heartbeat:input_type -> rpmp.v1.HeartbeatRequest
+	8,  // 18: rpmp.v1.Proxy.GetNodeMap:input_type -> rpmp.v1.GetNodeMapRequest
+	14, // 19: rpmp.v1.Proxy.CreateNamespace:input_type -> rpmp.v1.CreateNamespaceRequest
+	15, // 20: rpmp.v1.Proxy.GetPlacement:input_type -> rpmp.v1.GetPlacementRequest
+	16, // 21: rpmp.v1.Proxy.ListNamespaces:input_type -> rpmp.v1.ListNamespacesRequest
+	18, // 22: rpmp.v1.Proxy.DeleteNamespace:input_type -> rpmp.v1.DeleteNamespaceRequest
+	20, // 23: rpmp.v1.Proxy.TouchNamespace:input_type -> rpmp.v1.TouchNamespaceRequest
+	22, // 24: rpmp.v1.Proxy.Drain:input_type -> rpmp.v1.DrainRequest
+	21, // 25: rpmp.v1.Proxy.SetInSync:input_type -> rpmp.v1.SetInSyncRequest
+	24, // 26: rpmp.v1.Proxy.RemoveNode:input_type -> rpmp.v1.RemoveNodeRequest
+	27, // 27: rpmp.v1.Proxy.SetQuota:input_type -> rpmp.v1.SetQuotaRequest
+	28, // 28: rpmp.v1.Proxy.ClearQuota:input_type -> rpmp.v1.ClearQuotaRequest
+	30, // 29: rpmp.v1.Proxy.ListQuotas:input_type -> rpmp.v1.ListQuotasRequest
+	32, // 30: rpmp.v1.Proxy.IssueCredential:input_type -> rpmp.v1.IssueCredentialRequest
+	33, // 31: rpmp.v1.Proxy.RenewCredential:input_type -> rpmp.v1.RenewCredentialRequest
+	5,  // 32: rpmp.v1.Proxy.Heartbeat:output_type -> rpmp.v1.HeartbeatReply
+	9,  // 33: rpmp.v1.Proxy.GetNodeMap:output_type -> rpmp.v1.NodeMap
+	13, // 34: rpmp.v1.Proxy.CreateNamespace:output_type -> rpmp.v1.Namespace
+	13, // 35: rpmp.v1.Proxy.GetPlacement:output_type -> rpmp.v1.Namespace
+	17, // 36: rpmp.v1.Proxy.ListNamespaces:output_type -> rpmp.v1.ListNamespacesReply
+	19, // 37: rpmp.v1.Proxy.DeleteNamespace:output_type -> rpmp.v1.DeleteNamespaceReply
+	13, // 38: rpmp.v1.Proxy.TouchNamespace:output_type -> rpmp.v1.Namespace
+	23, // 39: rpmp.v1.Proxy.Drain:output_type -> rpmp.v1.DrainReply
+	13, // 40: rpmp.v1.Proxy.SetInSync:output_type -> rpmp.v1.Namespace
+	25, // 41: rpmp.v1.Proxy.RemoveNode:output_type -> rpmp.v1.RemoveNodeReply
+	26, // 42: rpmp.v1.Proxy.SetQuota:output_type -> rpmp.v1.Quota
+	29, // 43: rpmp.v1.Proxy.ClearQuota:output_type -> rpmp.v1.ClearQuotaReply
+	31, // 44: rpmp.v1.Proxy.ListQuotas:output_type -> rpmp.v1.ListQuotasReply
+	34, // 45: rpmp.v1.Proxy.IssueCredential:output_type -> rpmp.v1.Credential
+	34, // 46: rpmp.v1.Proxy.RenewCredential:output_type -> rpmp.v1.Credential
+	32, // [32:47] is the sub-list for method output_type
+	17, // [17:32] is the sub-list for method input_type
+	17, // [17:17] is the sub-list for extension type_name
+	17, // [17:17] is the sub-list for extension extendee
+	0,  // [0:17] is the sub-list for field type_name
 }
 
 func init() { file_rpmp_proto_init() }
@@ -2493,7 +2582,7 @@ func file_rpmp_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_rpmp_proto_rawDesc), len(file_rpmp_proto_rawDesc)),
 			NumEnums:      2,
-			NumMessages:   32,
+			NumMessages:   33,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

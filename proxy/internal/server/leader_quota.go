@@ -20,7 +20,7 @@ import (
 
 func quotaToPB(u quota.Usage) *pb.Quota {
 	return &pb.Quota{Prefix: u.Prefix, MaxBytes: u.Bytes, MaxNamespaces: u.Namespaces, UsedBytes: u.UsedBytes,
-		Namespaces: u.UsedNamespaces, SetBy: u.SetBy, SetUnixMs: u.SetMs}
+		Namespaces: u.UsedNamespaces, SetBy: u.SetBy, SetUnixMs: u.SetMs, MaxSessions: u.Sessions}
 }
 
 // SetQuota sets (replaces) a prefix's quota. Admin only (auth.Interceptor).
@@ -28,11 +28,12 @@ func (l *Leader) SetQuota(req *pb.SetQuotaRequest, caller auth.Identity) (*pb.Qu
 	if err := quota.ValidatePrefix(req.Prefix); err != nil {
 		return nil, status.Error(codes.InvalidArgument, err.Error())
 	}
-	if req.MaxBytes == 0 && req.MaxNamespaces == 0 {
-		return nil, status.Error(codes.InvalidArgument, "a quota needs max_bytes or max_namespaces (ClearQuota removes one)")
+	if req.MaxBytes == 0 && req.MaxNamespaces == 0 && req.MaxSessions == 0 {
+		return nil, status.Error(codes.InvalidArgument,
+			"a quota needs max_bytes, max_namespaces or max_sessions (ClearQuota removes one)")
 	}
 	lim := quota.Limit{Prefix: req.Prefix, Bytes: req.MaxBytes, Namespaces: req.MaxNamespaces,
-		SetBy: caller.Name, SetMs: l.now().UnixMilli()}
+		Sessions: req.MaxSessions, SetBy: caller.Name, SetMs: l.now().UnixMilli()}
 	l.wmu.Lock()
 	defer l.wmu.Unlock()
 	l.mu.Lock()
@@ -43,7 +44,8 @@ func (l *Leader) SetQuota(req *pb.SetQuotaRequest, caller auth.Identity) (*pb.Qu
 		return nil, err
 	}
 	l.quotas.Set(lim)
-	l.cfg.Logf("quota of %q set by %q: bytes=%d namespaces=%d", lim.Prefix, caller.Name, lim.Bytes, lim.Namespaces)
+	l.cfg.Logf("quota of %q set by %q: bytes=%d namespaces=%d sessions=%d", lim.Prefix, caller.Name, lim.Bytes,
+		lim.Namespaces, lim.Sessions)
 	return l.quotaReply(lim.Prefix), nil
 }
 
@@ -122,6 +124,9 @@ func (l *Leader) quotaHeartbeat(req *pb.HeartbeatRequest, reply *pb.HeartbeatRep
 	for _, u := range l.quotas.All(l.cat.Names) {
 		if u.Bytes > 0 {
 			reply.ByteQuotas = append(reply.ByteQuotas, &pb.ByteQuota{Prefix: u.Prefix, MaxBytes: u.Bytes, UsedBytes: u.UsedBytes})
+		}
+		if u.Sessions > 0 {
+			reply.SessionQuotas = append(reply.SessionQuotas, &pb.SessionQuota{Prefix: u.Prefix, MaxSessions: u.Sessions})
 		}
 	}
 }

@@ -94,3 +94,45 @@ func TestQuotaSurvivesLeaderFailover(t *testing.T) {
 		t.Fatalf("ListQuotas on the new leader: %v %v", list, err)
 	}
 }
+
+// A session quota reaches the servers in every heartbeat reply (they enforce it at
+// HELLO), and ListQuotas shows it; clearing it stops sending it.
+func TestSessionQuotaReachesNodesInHeartbeats(t *testing.T) {
+	c := startCluster(t)
+	startNode(t, 1, c.proxies...)
+	lc := dial(t, c.leader.Addr)
+	eventually(t, 5*time.Second, "node LIVE", func() bool { return allState(lc, pb.NodeState_NODE_STATE_LIVE, 1) })
+	ctx, cancel := ctx1s()
+	defer cancel()
+	q, err := lc.SetQuota(ctx, &pb.SetQuotaRequest{Prefix: "spark/app-7", MaxSessions: 3})
+	if err != nil || q.MaxSessions != 3 {
+		t.Fatalf("SetQuota with only max_sessions: %v %v", q, err)
+	}
+	beat := func() *pb.HeartbeatReply {
+		ctx, cancel := ctx1s()
+		defer cancel()
+		rep, err := lc.Heartbeat(ctx, &pb.HeartbeatRequest{NodeId: 2, Endpoint: "127.0.0.1:2", Capacity: 1 << 30,
+			Free: 1 << 30, Pools: 1})
+		if err != nil {
+			t.Fatalf("heartbeat: %v", err)
+		}
+		return rep
+	}
+	rep := beat()
+	if len(rep.SessionQuotas) != 1 || rep.SessionQuotas[0].Prefix != "spark/app-7" || rep.SessionQuotas[0].MaxSessions != 3 {
+		t.Fatalf("heartbeat reply's session quotas: want spark/app-7=3, got %v", rep.SessionQuotas)
+	}
+	if len(rep.ByteQuotas) != 0 {
+		t.Fatalf("a sessions-only quota sent as a byte quota: %v", rep.ByteQuotas)
+	}
+	list, err := lc.ListQuotas(ctx, &pb.ListQuotasRequest{})
+	if err != nil || len(list.Quotas) != 1 || list.Quotas[0].MaxSessions != 3 {
+		t.Fatalf("ListQuotas: %v %v", list, err)
+	}
+	if _, err := lc.ClearQuota(ctx, &pb.ClearQuotaRequest{Prefix: "spark/app-7"}); err != nil {
+		t.Fatalf("ClearQuota: %v", err)
+	}
+	if rep := beat(); len(rep.SessionQuotas) != 0 {
+		t.Fatalf("session quotas after ClearQuota: %v", rep.SessionQuotas)
+	}
+}
