@@ -5,6 +5,7 @@
 #include "transport/fabric.h"
 
 #include <catch2/catch.hpp>
+#include <dirent.h>
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
@@ -209,6 +210,27 @@ TEST_CASE("Wait sleeps when idle after traffic and wakes for a message (native T
   REQUIRE_FALSE(native.empty());
   CheckWaitSleepsAndWakes(native);
   CheckWaitSleepsAndWakes("tcp;ofi_rxm");
+}
+
+int OpenFds() {
+  int n = 0;
+  DIR* d = opendir("/proc/self/fd");
+  if (d == nullptr) return -1;
+  while (readdir(d) != nullptr) n++;
+  closedir(d);
+  return n;
+}
+
+TEST_CASE("closing a Fabric gives back its descriptors (the native TCP provider's wait set)") {
+  std::string native = NativeTcpProvider();
+  REQUIRE_FALSE(native.empty());
+  for (const std::string& provider : {native, std::string("tcp;ofi_rxm")}) {
+    INFO("provider " << provider);
+    { Pair warm = Connect(provider); }  // libfabric's one-time state is not a leak
+    int before = OpenFds();
+    for (int i = 0; i < 10; i++) Pair p = Connect(provider);
+    CHECK(OpenFds() == before);
+  }
 }
 
 TEST_CASE("a named provider is never answered by another one") {
