@@ -201,6 +201,7 @@ class Fabric {
   fid_domain* domain_ = nullptr;
   fid_av* av_ = nullptr;
   fid_cq* cq_ = nullptr;
+  fid_wait* wait_set_ = nullptr;  // the CQ's, where traits_->own_wait_set
   fid_ep* ep_ = nullptr;
   uint64_t mr_mode_ = 0;
   bool source_ = false;

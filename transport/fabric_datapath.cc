@@ -193,8 +193,17 @@ int Fabric::Wait(Completion* out, int max, int timeout_ms) {
   int n = Poll(out, max);
   if (n > 0 || timeout_ms <= 0) return n;
   if (wait_fd_ >= 0) {
+    if (wait_set_ != nullptr) {
+      // The provider's fi_trywait would leave the signal of an earlier completion set
+      // (providers.h, own_wait_set): clear it here (a zero-timeout fi_wait runs the set's
+      // try step and returns), then read what completed before the clear. A completion
+      // after it sets the signal again, so poll(2) below cannot miss it.
+      (void)fi_wait(wait_set_, 0);
+      n = Poll(out, max);
+      if (n > 0) return n;
+    }
     fid* fids[1] = {&cq_->fid};
-    if (fi_trywait(fabric_, fids, 1) == FI_SUCCESS) {
+    if (wait_set_ != nullptr || fi_trywait(fabric_, fids, 1) == FI_SUCCESS) {
       // The CQ's fd wakes us for incoming traffic; the event fd for operations other
       // threads posted, which need this thread to drive them (manual progress). A post
       // since the Poll above is driven at once instead of sleeping.

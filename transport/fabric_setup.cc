@@ -140,6 +140,7 @@ Fabric::~Fabric() {
   if (event_fd_ >= 0) close(event_fd_);
   if (ep_ != nullptr) fi_close(&ep_->fid);
   if (cq_ != nullptr) fi_close(&cq_->fid);
+  if (wait_set_ != nullptr) fi_close(&wait_set_->fid);  // after the CQ bound to it
   if (parent_ != nullptr) {  // the domain and the AV are the parent's
     if (info_ != nullptr) fi_freeinfo(info_);
     return;
@@ -225,6 +226,15 @@ Status Fabric::OpenEndpoint() {
   cq_attr.format = FI_CQ_FORMAT_MSG;
   cq_attr.wait_obj = static_cast<fi_wait_obj>(traits_->cq_wait_obj);
   cq_attr.size = 4096;
+  if (traits_->own_wait_set && traits_->cq_wait_obj == FI_WAIT_FD) {
+    // A wait set of our own, so Wait() can clear its signal (providers.h, own_wait_set).
+    fi_wait_attr wait_attr{};
+    wait_attr.wait_obj = FI_WAIT_FD;
+    if ((ret = fi_wait_open(fabric_, &wait_attr, &wait_set_)) != 0)
+      return Status::Unavailable(FabricError("fi_wait_open", ret));
+    cq_attr.wait_obj = FI_WAIT_SET;
+    cq_attr.wait_set = wait_set_;
+  }
   if ((ret = fi_cq_open(domain_, &cq_attr, &cq_, nullptr)) != 0)
     return Status::Unavailable(FabricError("fi_cq_open", ret));
   if ((ret = fi_endpoint(domain_, info_, &ep_, nullptr)) != 0) {

@@ -1,12 +1,16 @@
 // Tests of the libfabric transport on the configured provider (tcp;ofi_rxm in CI):
 // messages, RMA both ways, bad provider names, and a peer that vanishes; and of the
-// provider table: the native TCP provider (net/tcp), no row answered by another, auto.
+// provider table: the native TCP provider (net/tcp), no row answered by another, auto;
+// and that Wait() sleeps when idle (net/tcp before libfabric 1.19 made it spin).
 #include "transport/fabric.h"
 
 #include <catch2/catch.hpp>
+#include <dirent.h>
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
+#include <ctime>
+#include <thread>
 #include <vector>
 
 #include "tests/test_util.h"
@@ -140,6 +144,93 @@ TEST_CASE("the native TCP provider (net or tcp) moves messages and RMA both ways
   INFO("libfabric offers neither net (1.17) nor tcp (>= 1.18) natively");
   REQUIRE_FALSE(native.empty());
   CheckMessagesAndRma(native);
+}
+
+// Wait() sleeps while nothing happens, also after completions have come (libfabric
+// 1.17's net never cleared the CQ's signal in fi_trywait: Wait returned at once,
+// forever, and progress threads spun), and wakes for a message that arrives.
+void CheckWaitSleepsAndWakes(const std::string& provider) {
+  INFO("provider " << provider);
+  Pair p = Connect(provider);
+  std::vector<char> server_mem(4096), client_mem(4096);
+  auto smr = p.server->Register(server_mem.data(), server_mem.size());
+  auto cmr = p.client->Register(client_mem.data(), client_mem.size());
+  REQUIRE(smr.ok());
+  REQUIRE(cmr.ok());
+  OpContext recv_ctx, send_ctx;
+  REQUIRE(p.server->PostRecv(&recv_ctx, server_mem.data(), 64, (*smr)->desc()).ok());
+  REQUIRE(p.client->Send(&send_ctx, p.to_server, client_mem.data(), 4, (*cmr)->desc()).ok());
+  REQUIRE(AwaitOne(*p.server, *p.client, &recv_ctx).status.ok());
+  REQUIRE(AwaitOne(*p.server, *p.client, &send_ctx).status.ok());
+
+  // Idle: 300 ms of Wait(100 ms) calls on the server, which has seen completions.
+  Completion c[8];
+  timespec cpu0, cpu1;
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &cpu0);
+  auto until = std::chrono::steady_clock::now() + std::chrono::milliseconds(300);
+  int calls = 0, completions = 0;
+  while (std::chrono::steady_clock::now() < until) {
+    completions += p.server->Wait(c, 8, 100);
+    calls++;
+  }
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &cpu1);
+  double cpu_ms = (cpu1.tv_sec - cpu0.tv_sec) * 1e3 + (cpu1.tv_nsec - cpu0.tv_nsec) / 1e6;
+  CHECK(completions == 0);
+  CHECK(calls <= 20);     // spinning makes thousands
+  CHECK(cpu_ms < 100.0);  // spinning uses the whole 300 ms (less only when descheduled)
+
+  // A message sent while the server waits wakes it well before the timeout.
+  OpContext recv2, send2;
+  REQUIRE(p.server->PostRecv(&recv2, server_mem.data(), 64, (*smr)->desc()).ok());
+  std::thread sender([&] {
+    REQUIRE(p.client->Send(&send2, p.to_server, client_mem.data(), 4, (*cmr)->desc()).ok());
+    Completion cc[8];
+    auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+    bool sent = false;
+    while (!sent && std::chrono::steady_clock::now() < give_up) {
+      int n = p.client->Wait(cc, 8, 50);
+      for (int i = 0; i < n; i++) sent = sent || cc[i].ctx == &send2;
+    }
+    CHECK(sent);
+  });
+  auto t0 = std::chrono::steady_clock::now();
+  bool got = false;
+  while (!got && std::chrono::steady_clock::now() - t0 < std::chrono::seconds(10)) {
+    int n = p.server->Wait(c, 8, 5000);
+    for (int i = 0; i < n; i++) got = got || c[i].ctx == &recv2;
+  }
+  auto waited = std::chrono::steady_clock::now() - t0;
+  sender.join();
+  CHECK(got);
+  CHECK(waited < std::chrono::milliseconds(2500));  // not a timed-out wait
+}
+
+TEST_CASE("Wait sleeps when idle after traffic and wakes for a message (native TCP and RxM)") {
+  std::string native = NativeTcpProvider();
+  REQUIRE_FALSE(native.empty());
+  CheckWaitSleepsAndWakes(native);
+  CheckWaitSleepsAndWakes("tcp;ofi_rxm");
+}
+
+int OpenFds() {
+  int n = 0;
+  DIR* d = opendir("/proc/self/fd");
+  if (d == nullptr) return -1;
+  while (readdir(d) != nullptr) n++;
+  closedir(d);
+  return n;
+}
+
+TEST_CASE("closing a Fabric gives back its descriptors (the native TCP provider's wait set)") {
+  std::string native = NativeTcpProvider();
+  REQUIRE_FALSE(native.empty());
+  for (const std::string& provider : {native, std::string("tcp;ofi_rxm")}) {
+    INFO("provider " << provider);
+    { Pair warm = Connect(provider); }  // libfabric's one-time state is not a leak
+    int before = OpenFds();
+    for (int i = 0; i < 10; i++) Pair p = Connect(provider);
+    CHECK(OpenFds() == before);
+  }
 }
 
 TEST_CASE("a named provider is never answered by another one") {

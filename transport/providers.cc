@@ -22,14 +22,14 @@ constexpr std::array<EnvDefault, 4> kNoEnv = {};
 
 constexpr std::array<ProviderTraits, 5> kProviders = {{
     {"tcp;ofi_rxm", "TCP sockets under the RxM reliable-datagram layer (any NIC, loopback)",
-     kAdaptableMrModes, FI_WAIT_FD, 16 * 1024, true, kSmallRxm},
+     kAdaptableMrModes, FI_WAIT_FD, false, 16 * 1024, true, kSmallRxm},
     {"verbs;ofi_rxm", "RDMA verbs (InfiniBand, RoCE, iWARP) under RxM",
-     kAdaptableMrModes, FI_WAIT_FD, 4 * 1024, false, kSmallRxm},
+     kAdaptableMrModes, FI_WAIT_FD, false, 4 * 1024, false, kSmallRxm},
     {"tcp", "native TCP reliable-datagram endpoints (libfabric >= 1.18)",
-     kAdaptableMrModes, FI_WAIT_FD, 16 * 1024, true, kNoEnv},
+     kAdaptableMrModes, FI_WAIT_FD, true, 16 * 1024, true, kNoEnv},
     {"net", "native TCP reliable-datagram endpoints (libfabric 1.17; renamed tcp in 1.18)",
-     kAdaptableMrModes, FI_WAIT_FD, 16 * 1024, true, kNoEnv},
-    {"shm", "shared memory within one host", kAdaptableMrModes, FI_WAIT_NONE, 4 * 1024, false, kNoEnv},
+     kAdaptableMrModes, FI_WAIT_FD, true, 16 * 1024, true, kNoEnv},
+    {"shm", "shared memory within one host", kAdaptableMrModes, FI_WAIT_NONE, false, 4 * 1024, false, kNoEnv},
 }};
 
 // What "auto" tries, fastest first: RDMA where the host has it, then the native TCP

@@ -28,6 +28,12 @@ struct ProviderTraits {
   const char* description;    // for logs and docs
   uint64_t mr_mode_hints;     // memory-registration modes we can honour
   int cq_wait_obj;            // FI_WAIT_FD where the provider can block; FI_WAIT_NONE to poll
+  // The CQ blocks on a wait set RPMP opens and clears itself (fi_wait(set, 0)) instead of
+  // fi_trywait: libfabric's native TCP provider before 1.19 ("net" in 1.17, "tcp" in 1.18)
+  // never clears the CQ's signal in fi_trywait, so its fd stays readable after the first
+  // completion and every wait returns at once (upstream 9057c4c95, "Fix spinning on
+  // fi_trywait()"). Needs cq_wait_obj FI_WAIT_FD.
+  bool own_wait_set;
   size_t default_inline;      // payloads up to this size travel inside the frame
   // The peer's endpoint is a TCP listener on its address: a refused TCP connect there
   // proves it is gone (the provider itself only reports that by timing out).
