@@ -68,8 +68,8 @@ class ClusterHarness {
   // The server process serving node `id`, nullptr if none.
   ServerProcess* ServerOfNode(uint64_t id);
   uint64_t NodeIdOf(ServerProcess* s);
-  // ConnectCluster with test timeouts (2 s per call, 30 s of retries).
-  std::unique_ptr<Client> Connect();
+  // ConnectCluster with test timeouts (2 s per call unless given, 30 s of retries).
+  std::unique_ptr<Client> Connect(std::chrono::milliseconds call_timeout = std::chrono::seconds(2));
   // Logs of all processes, for failure messages.
   std::string Describe() const;
 
