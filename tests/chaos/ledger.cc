@@ -35,9 +35,10 @@ bool ParseId(const std::string& rec, Id* id) {
 
 }  // namespace
 
-size_t PayloadLength(uint64_t seed, uint32_t thread, uint64_t seq, bool large) {
+size_t PayloadLength(uint64_t seed, uint32_t thread, uint64_t seq, Sizes sizes) {
   uint64_t r = Mix(seed, thread, seq);
-  if (large) return kHeader + (r >> 8) % 128000;
+  if (sizes == Sizes::kLarge) return kHeader + (r >> 8) % 128000;
+  if (sizes == Sizes::kTiny) return kHeader + (r >> 8) % 256;
   // Mostly small (inline), some medium and a few over the inline limit (RMA).
   switch (r % 10) {
     case 0: return kHeader + (r >> 8) % 60000;
@@ -100,8 +101,8 @@ uint64_t MergeGroup(const std::vector<std::vector<Op>>& logs, uint32_t ns, const
   return dropped;
 }
 
-void Check(uint64_t seed, bool large, const std::vector<std::vector<Op>>& logs, const StoredState& state,
-           Counts* c, std::vector<std::string>* problems, size_t max_lines) {
+void Check(uint64_t seed, const std::vector<std::vector<Op>>& logs, const StoredState& state, Counts* c,
+           std::vector<std::string>* problems, size_t max_lines) {
   auto report = [&](const std::string& line) {
     if (problems->size() < max_lines) problems->push_back(line);
   };
@@ -129,7 +130,7 @@ void Check(uint64_t seed, bool large, const std::vector<std::vector<Op>>& logs, 
                  std::to_string(rec.size()) + " bytes)");
           continue;
         }
-        if (rec != Payload(seed, id.thread, id.seq, PayloadLength(seed, id.thread, id.seq, large))) {
+        if (rec != Payload(seed, id.thread, id.seq, PayloadLength(seed, id.thread, id.seq, it->second->sizes))) {
           c->torn++;
           report("torn record " + std::to_string(id.thread) + "/" + std::to_string(id.seq) + " in key " + key);
           continue;

@@ -21,6 +21,10 @@ namespace rpmp::chaos {
 
 enum class OpKind : uint8_t { kAppend, kPut };
 enum class Outcome : uint8_t { kPending, kAcked, kFailed };
+// Payload lengths: kMixed mostly small, some over the inline limit; kLarge (--split, to
+// fill pools in seconds) 24 B to ~128 KB; kTiny (--split once the pools are full enough)
+// 24 to ~280 B.
+enum class Sizes : uint8_t { kMixed, kLarge, kTiny };
 
 struct Op {
   OpKind kind;
@@ -28,6 +32,7 @@ struct Op {
   std::string key;
   uint32_t thread;
   uint64_t seq;
+  Sizes sizes = Sizes::kMixed;
   Outcome outcome = Outcome::kPending;
   // --split: the extents of the group (0 = the group itself) that refused this append for
   // space (bit k), and the extent that acknowledged it.
@@ -37,9 +42,9 @@ struct Op {
 
 // The payload of operation (thread, seq) of campaign `seed`, `len` >= 24 bytes.
 std::string Payload(uint64_t seed, uint32_t thread, uint64_t seq, size_t len);
-// Length of that payload (a function of the id, so a torn length is detectable); `large`
-// (--split, to fill pools in seconds): 24 bytes to ~128 KB, else mostly small.
-size_t PayloadLength(uint64_t seed, uint32_t thread, uint64_t seq, bool large = false);
+// Length of that payload (a function of the id and the op's Sizes, so a torn length is
+// detectable).
+size_t PayloadLength(uint64_t seed, uint32_t thread, uint64_t seq, Sizes sizes = Sizes::kMixed);
 
 struct Counts {
   uint64_t attempted = 0, acked = 0, failed = 0;
@@ -77,8 +82,7 @@ uint64_t MergeGroup(const std::vector<std::vector<Op>>& logs, uint32_t ns, const
 
 // Compares the ledger (all threads' ops) with the stored state; adds to *counts and
 // appends one line per problem to *problems (at most `max_lines`).
-// `large` as the payloads were written.
-void Check(uint64_t seed, bool large, const std::vector<std::vector<Op>>& logs, const StoredState& state,
-           Counts* counts, std::vector<std::string>* problems, size_t max_lines = 50);
+void Check(uint64_t seed, const std::vector<std::vector<Op>>& logs, const StoredState& state, Counts* counts,
+           std::vector<std::string>* problems, size_t max_lines = 50);
 
 }  // namespace rpmp::chaos
