@@ -316,6 +316,31 @@ Copy Without(const Copy& c, const RecordFilter& skip) {
   return out;
 }
 
+// Where two copies first differ: key, record index and the two records' ids.
+std::string FirstDifference(const Copy& a, const Copy& b) {
+  auto id = [](const std::string& r) {
+    uint32_t t = 0;
+    uint64_t q = 0;
+    if (r.size() >= 16) {
+      std::memcpy(&t, r.data() + 4, 4);
+      std::memcpy(&q, r.data() + 8, 8);
+    }
+    return std::to_string(t) + "/" + std::to_string(q) + " (" + std::to_string(r.size()) + " B)";
+  };
+  for (const auto& [key, ra] : a) {
+    auto it = b.find(key);
+    if (it == b.end()) return ": key " + key + " only on the first";
+    const StoredObject& rb = it->second;
+    for (size_t i = 0; i < std::max(ra.size(), rb.size()); i++) {
+      if (i < ra.size() && i < rb.size() && ra[i] == rb[i]) continue;
+      return ": key " + key + " record " + std::to_string(i) + ": " + (i < ra.size() ? id(ra[i]) : "none") +
+             " vs " + (i < rb.size() ? id(rb[i]) : "none") + " (" + std::to_string(ra.size()) + " vs " +
+             std::to_string(rb.size()) + " records in the key)";
+    }
+  }
+  return ": a key only on the second";
+}
+
 // True when every member of namespace `name`'s placement is LIVE and in the in-sync set
 // (when the proxy reports one) and all copies are identical but for records `skip` names
 // (--split: appends this namespace did not acknowledge; see Converged). Fills *out with
@@ -366,7 +391,7 @@ bool ReadConverged(ClusterHarness& h, const std::string& name, const RecordFilte
       for (const auto& [k, recs] : a) na += recs.size();
       for (const auto& [k, recs] : b) nb += recs.size();
       *why = name + ": in-sync copies on " + first_at + " (" + std::to_string(na) + " records compared) and " +
-             r.endpoint() + " (" + std::to_string(nb) + ") differ";
+             r.endpoint() + " (" + std::to_string(nb) + ") differ" + FirstDifference(a, b);
       return false;
     }
   }
