@@ -35,8 +35,10 @@ bool ParseId(const std::string& rec, Id* id) {
 
 }  // namespace
 
-size_t PayloadLength(uint64_t seed, uint32_t thread, uint64_t seq) {
+size_t PayloadLength(uint64_t seed, uint32_t thread, uint64_t seq, Sizes sizes) {
   uint64_t r = Mix(seed, thread, seq);
+  if (sizes == Sizes::kLarge) return kHeader + (r >> 8) % 128000;
+  if (sizes == Sizes::kTiny) return kHeader + (r >> 8) % 256;
   // Mostly small (inline), some medium and a few over the inline limit (RMA).
   switch (r % 10) {
     case 0: return kHeader + (r >> 8) % 60000;
@@ -58,6 +60,45 @@ std::string Payload(uint64_t seed, uint32_t thread, uint64_t seq, size_t len) {
     std::memcpy(p.data() + i, &v, std::min<size_t>(8, len - i));
   }
   return p;
+}
+
+OpIndex::OpIndex(const std::vector<std::vector<Op>>& logs) {
+  for (const auto& log : logs)
+    for (const Op& op : log) ops_[{op.thread, op.seq}] = &op;
+}
+
+const Op* OpIndex::Find(const std::string& record) const {
+  Id id;
+  if (!ParseId(record, &id)) return nullptr;
+  auto it = ops_.find({id.thread, id.seq});
+  return it == ops_.end() ? nullptr : it->second;
+}
+
+uint64_t MergeGroup(const std::vector<std::vector<Op>>& logs, uint32_t ns, const GroupParts& parts,
+                    StoredState* state) {
+  OpIndex index(logs);
+  std::map<std::string, StoredObject>& out = (*state)[ns];
+  // key -> record bytes -> the namespaces (indexes into parts) that hold them
+  std::map<std::string, std::map<std::string, uint64_t>> where;
+  uint64_t dropped = 0;
+  for (size_t k = 0; k < parts.size(); k++) {
+    for (const auto& [key, records] : parts[k]) {
+      for (const std::string& rec : records) {
+        uint64_t& held = where[key][rec];
+        const Op* op = index.Find(rec);
+        // Held before only in namespaces that refused this op, never in this one.
+        bool leftover =
+            k < 64 && held != 0 && (held & (1ull << k)) == 0 && op != nullptr && (held & op->refused_mask) == held;
+        if (k < 64) held |= 1ull << k;
+        if (leftover) {
+          dropped++;
+          continue;
+        }
+        out[key].push_back(rec);
+      }
+    }
+  }
+  return dropped;
 }
 
 void Check(uint64_t seed, const std::vector<std::vector<Op>>& logs, const StoredState& state, Counts* c,
@@ -89,7 +130,7 @@ void Check(uint64_t seed, const std::vector<std::vector<Op>>& logs, const Stored
                  std::to_string(rec.size()) + " bytes)");
           continue;
         }
-        if (rec != Payload(seed, id.thread, id.seq, PayloadLength(seed, id.thread, id.seq))) {
+        if (rec != Payload(seed, id.thread, id.seq, PayloadLength(seed, id.thread, id.seq, it->second->sizes))) {
           c->torn++;
           report("torn record " + std::to_string(id.thread) + "/" + std::to_string(id.seq) + " in key " + key);
           continue;

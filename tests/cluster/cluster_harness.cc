@@ -176,12 +176,13 @@ ServerProcess* ClusterHarness::ServerOfNode(uint64_t id) {
   return nullptr;
 }
 
-std::unique_ptr<Client> ClusterHarness::Connect(const std::string& token, const std::string& secret) {
+std::unique_ptr<Client> ClusterHarness::Connect(const std::string& token, const std::string& secret,
+                                                std::chrono::milliseconds call_timeout) {
   ClusterOptions o;
   o.client.tenant_token = token;
   o.client.secret = secret;
   o.client.provider = Provider();
-  o.client.timeout = std::chrono::seconds(2);
+  o.client.timeout = call_timeout;
   o.client.buffer_cache_bytes = 32u << 20;
   o.retry_for = std::chrono::seconds(30);
   StatusOr<std::unique_ptr<Client>> c = Client::ConnectCluster(proxy_addrs_, o);

@@ -68,9 +68,11 @@ class ClusterHarness {
   // The server process serving node `id`, nullptr if none.
   ServerProcess* ServerOfNode(uint64_t id);
   uint64_t NodeIdOf(ServerProcess* s);
-  // ConnectCluster with test timeouts (2 s per call, 30 s of retries); with a tenant
-  // token or a cluster secret when given.
-  std::unique_ptr<Client> Connect(const std::string& token = "", const std::string& secret = "");
+  // ConnectCluster with test timeouts (2 s per call unless given, 30 s of retries);
+  // with a tenant token or a cluster secret when given.
+  std::unique_ptr<Client> Connect(const std::string& token = "", const std::string& secret = "",
+                                  std::chrono::milliseconds call_timeout = std::chrono::seconds(2));
+  std::unique_ptr<Client> Connect(std::chrono::milliseconds call_timeout) { return Connect("", "", call_timeout); }
   // Extra arguments of servers started from now on (e.g. --auth-secret-file PATH).
   void set_server_args(std::vector<std::string> args) { server_args_ = std::move(args); }
   // Logs of all processes, for failure messages.
