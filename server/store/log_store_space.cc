@@ -136,9 +136,10 @@ StatusOr<LogStore::SegmentPtr> LogStore::AllocateSegmentIn(PoolState* pool,
   StatusOr<uint64_t> allocated = pool->medium->Allocate(fmt::kSegmentType, size, &h, sizeof(h));
   const uint64_t cap = pool->medium->capacity();
   if (!allocated.ok()) {
-    // The smallest segment did not fit: what is still free is space no write can use.
-    if (allocated.status().code() == StatusCode::kResourceExhausted &&
-        size + pool->medium->allocation_overhead() <= first_segment_size_) {
+    // What is still free could not hold this segment: count it as unusable. If a
+    // smaller one fits later (AllocateGrowingSegment halves its step), the success
+    // below lowers the estimate to what is then left.
+    if (allocated.status().code() == StatusCode::kResourceExhausted) {
       pool->unusable = cap > pool->used ? cap - pool->used : 0;
     }
     return allocated.status();
