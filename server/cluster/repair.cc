@@ -18,6 +18,13 @@
 #include "server/server_metrics.h"
 
 namespace rpmp {
+namespace {
+// The store's refusal of a write id older than its writer's window (Store::Reserve).
+bool TooOldToDeduplicate(const Status& st) {
+  return st.code() == StatusCode::kFailedPrecondition &&
+         st.message().find("can no longer be deduplicated") != std::string::npos;
+}
+}  // namespace
 
 Status Replicator::RepairMember(const std::string& ns, NsState* s, int index, ReplicaLink* link) {
   RepairProgress progress(ReplicationHooks());  // metrics: running, records, result
@@ -66,7 +73,15 @@ Status Replicator::RepairMember(const std::string& ns, NsState* s, int index, Re
         bool put = first.state != WriteState::kUnknown ? first.kind == WriteIdKind::kPut : i == 0;
         if (i == 0 && from == 0 && common < have.size()) put = true;  // must replace the diverged copy
         WriteKind kind = put ? WriteKind::kPut : WriteKind::kAppend;
-        RPMP_RETURN_IF_ERROR(link->Write(kind, ns, k.key, r.tag, r.data, r.length, r.crc, id, FenceOf(s)));
+        Status sent = link->Write(kind, ns, k.key, r.tag, r.data, r.length, r.crc, id, FenceOf(s));
+        if (id.valid() && TooOldToDeduplicate(sent)) {
+          // The member remembers more newer writes of this writer than its window (a
+          // record appended late, e.g. moved to an extent after a refusal): it could
+          // never deduplicate this id, and a retry that old is refused everywhere, so
+          // the missing record goes without it.
+          sent = link->Write(kind, ns, k.key, r.tag, r.data, r.length, r.crc, WriteId{}, FenceOf(s));
+        }
+        RPMP_RETURN_IF_ERROR(sent);
         records++;
         bytes += r.length;
         progress.Copied(r.length);

@@ -37,6 +37,11 @@ struct PoolState {
   bool has_reserve = false;
   uint64_t reserve_offset = 0;
   uint64_t reserve_size = 0;
+  // Free bytes this pool could not use: capacity - used when a segment allocation
+  // last failed here, lowered when a later allocation leaves less free (guarded by
+  // LogStore::alloc_mu_). PMDK's own metadata (about 8 MiB of a 128 MiB pool) and
+  // fragmentation; Stats() does not report it as free.
+  std::atomic<uint64_t> unusable{0};
   // Capacity tier: allocated from only when no fast pool can (set once, before use).
   bool capacity_tier = false;
 };

@@ -137,8 +137,18 @@ StatusOr<LogStore::SegmentPtr> LogStore::AllocateSegmentIn(PoolState* pool,
   h.flags = fmt::kSegmentAlignedRecords;
   std::memcpy(h.ns, ns.data(), ns.size());
   h.header_crc = fmt::SegmentHeaderCrc(h);
-  RPMP_ASSIGN_OR_RETURN(uint64_t offset,
-                        pool->medium->Allocate(fmt::kSegmentType, size, &h, sizeof(h)));
+  StatusOr<uint64_t> allocated = pool->medium->Allocate(fmt::kSegmentType, size, &h, sizeof(h));
+  const uint64_t cap = pool->medium->capacity();
+  if (!allocated.ok()) {
+    // What is still free could not hold this segment: count it as unusable. If a
+    // smaller one fits later (AllocateGrowingSegment halves its step), the success
+    // below lowers the estimate to what is then left.
+    if (allocated.status().code() == StatusCode::kResourceExhausted) {
+      pool->unusable = cap > pool->used ? cap - pool->used : 0;
+    }
+    return allocated.status();
+  }
+  const uint64_t offset = *allocated;
   std::unique_ptr<SegmentAccess> access;
   if (registrar_ != nullptr) {
     StatusOr<std::unique_ptr<SegmentAccess>> a =
@@ -151,6 +161,8 @@ StatusOr<LogStore::SegmentPtr> LogStore::AllocateSegmentIn(PoolState* pool,
     access = std::move(a).value();
   }
   pool->used += size;
+  const uint64_t left = cap > pool->used ? cap - pool->used : 0;
+  if (left < pool->unusable) pool->unusable = left;  // the pool held more than estimated
   auto seg = std::make_shared<Segment>();
   seg->access = std::move(access);
   seg->pool = pool;
@@ -314,7 +326,12 @@ StoreStats LogStore::Stats() {
     ps.medium = p->medium->promise();
     ps.capacity = p->medium->capacity();
     ps.used = std::min<uint64_t>(p->used, ps.capacity);
-    ps.free = ps.capacity - ps.used;
+    uint64_t held = ps.used + p->unusable.load();
+    {
+      std::lock_guard<std::mutex> lock(alloc_mu_);
+      if (!p->has_reserve) held += p->reserve_size;
+    }
+    ps.free = held < ps.capacity ? ps.capacity - held : 0;
     ps.capacity_tier = p->capacity_tier;
     stats.pools.push_back(ps);
   }

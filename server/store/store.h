@@ -144,6 +144,10 @@ struct PoolStats {
                        // "tmpfs (survives process crash, not reboot)"
   uint64_t capacity = 0;
   uint64_t used = 0;   // bytes held by segments, raw allocations and the delete reserve
+  // Bytes new data can still take: capacity - used, less the delete reserve while it
+  // is not held (it is taken back first) and less what the allocator could not give
+  // when the pool last filled (PMDK metadata, fragmentation). Heartbeats report it, so
+  // the proxy's "has room" mark counts no space a write cannot use.
   uint64_t free = 0;
   bool capacity_tier = false;  // a capacity-tier pool (docs/storage-format.md "Tiers")
 };

@@ -71,7 +71,7 @@ func TestRepairSubstitutesNextOnRing(t *testing.T) {
 		}
 		return ""
 	}
-	got := c.PlanRepairs(reason, usable, 77, 9)
+	got := c.PlanRepairs(reason, usable, nil, 77, 9)
 	if len(got) != 1 {
 		t.Fatalf("repairs = %v", got)
 	}
@@ -87,7 +87,7 @@ func TestRepairSubstitutesNextOnRing(t *testing.T) {
 		t.Fatal("PlanRepairs changed the catalog before commit")
 	}
 	c.PutNamespace(got[0])
-	if again := c.PlanRepairs(reason, usable, 78, 10); len(again) != 0 {
+	if again := c.PlanRepairs(reason, usable, nil, 78, 10); len(again) != 0 {
 		t.Fatalf("second repair changed %v", again)
 	}
 }
@@ -100,7 +100,7 @@ func TestRepairWithoutSpareNode(t *testing.T) {
 			return "dead"
 		}
 		return ""
-	}, []uint64{2}, 0, 2)
+	}, []uint64{2}, nil, 0, 2)
 	// The dead member leaves the in-sync set but stays in the placement.
 	if len(got) != 1 || !slices.Equal(got[0].Placement, []uint64{1, 2}) || !slices.Equal(got[0].InSync, []uint64{2}) {
 		t.Fatalf("repair without spare node: %+v", got)
@@ -113,8 +113,41 @@ func TestRepairWithoutSpareNode(t *testing.T) {
 		return ""
 	}
 	// Now the last in-sync member dies: it is neither substituted nor dropped.
-	if again := c.PlanRepairs(dead2, []uint64{1, 3}, 0, 3); len(again) != 0 {
+	if again := c.PlanRepairs(dead2, []uint64{1, 3}, nil, 0, 3); len(again) != 0 {
 		t.Fatalf("last in-sync member substituted: %+v", again)
+	}
+}
+
+// A substitute must have room: the next node on the ring that is full is
+// passed over for one with room, and with none the dead member stays in the
+// placement (degraded, so it rejoins when it returns) instead of moving its
+// copy onto a full node where its repair could never finish.
+func TestRepairSubstituteNeedsRoom(t *testing.T) {
+	c := New(ring.DefaultVNodes)
+	all := []uint64{1, 2, 3, 4, 5}
+	ns := create(t, c, "group/x1", Options{Replicas: 2}, all, 0)
+	order := ring.New(all, ring.DefaultVNodes).Place(ns.Name, 5)
+	dead := order[1]
+	usable := slices.DeleteFunc(slices.Clone(all), func(id uint64) bool { return id == dead })
+	reason := func(id uint64) string {
+		if id == dead {
+			return "dead"
+		}
+		return ""
+	}
+	full := map[uint64]bool{order[2]: true, order[3]: true}
+	room := func(id uint64) bool { return !full[id] }
+	got := c.PlanRepairs(reason, usable, room, 1, 5)
+	if len(got) != 1 || !slices.Equal(got[0].Placement, []uint64{order[0], order[4]}) {
+		t.Fatalf("repair past full nodes %v: %+v; want placement %v", order[2:4], got, []uint64{order[0], order[4]})
+	}
+	full[order[4]] = true
+	got = c.PlanRepairs(reason, usable, room, 2, 6)
+	if len(got) != 1 || !slices.Equal(got[0].Placement, order[:2]) || !slices.Equal(got[0].InSync, []uint64{order[0]}) {
+		t.Fatalf("repair with every spare node full: %+v; want placement %v in sync %v", got, order[:2], order[:1])
+	}
+	if len(got[0].Substitutions) != 0 {
+		t.Fatalf("a full node was chosen: %+v", got[0].Substitutions)
 	}
 }
 

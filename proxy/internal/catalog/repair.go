@@ -1,5 +1,5 @@
 // repair.go: substitution of dead or draining nodes in namespace
-// placements with the next usable node on the ring.
+// placements with the next usable node with room on the ring.
 package catalog
 
 import (
@@ -16,10 +16,21 @@ type NodeInfo func(id uint64) (reason string)
 
 // PlanRepairs returns every namespace whose placement changes because a
 // member must be replaced, with the substitutions recorded. usable are the
-// LIVE non-draining node ids. A member with no available substitute stays
-// (the namespace is degraded) and is retried on the next call.
-func (c *Catalog) PlanRepairs(replace NodeInfo, usable []uint64, nowMs int64, epoch uint64) []model.Namespace {
-	r := ring.New(usable, c.vnodes)
+// LIVE non-draining node ids; room says whether a node has room for new data
+// (nodemap.Map.HasRoom). A substitute is the next usable node with room on
+// the ring that is not in the placement: a full node could not take the
+// copy, so its repair would never finish and the member it replaced could
+// not rejoin when it came back. A member with no such substitute stays (the
+// namespace is degraded: a dead member rejoins through repair when it
+// returns) and is retried on the next call.
+func (c *Catalog) PlanRepairs(replace NodeInfo, usable []uint64, room func(uint64) bool, nowMs int64, epoch uint64) []model.Namespace {
+	var roomy []uint64
+	for _, id := range usable {
+		if room == nil || room(id) {
+			roomy = append(roomy, id)
+		}
+	}
+	r := ring.New(roomy, c.vnodes)
 	var out []model.Namespace
 	for _, ns := range c.namespaces {
 		if next, changed := repairOne(ns.Clone(), r, replace, nowMs, epoch); changed {

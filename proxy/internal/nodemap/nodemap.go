@@ -137,6 +137,16 @@ func (m *Map) All() []model.Node {
 // namespaces while enough other nodes have that much (RoomyIDs).
 const RoomFraction = 16 // 1/16 of capacity
 
+// HasRoom says whether a known node has at least 1/RoomFraction of its
+// capacity free, or reported no capacity yet. Free is what the server can
+// still use for new data: it reports free space less its delete reserve and
+// less what its allocator could not give when the pool last filled
+// (server/store PoolStats.free), so a full pool of any size has no room.
+func (m *Map) HasRoom(id uint64) bool {
+	n, ok := m.nodes[id]
+	return ok && (n.Capacity == 0 || n.Free >= n.Capacity/RoomFraction)
+}
+
 // RoomyIDs returns the usable nodes with at least 1/RoomFraction of their
 // capacity free (a node that reported no capacity yet counts as roomy), or all
 // usable nodes when fewer than want of them have that room: new namespaces
@@ -149,8 +159,7 @@ func (m *Map) RoomyIDs(want int) []uint64 {
 	usable := m.UsableIDs()
 	var roomy []uint64
 	for _, id := range usable {
-		n := m.nodes[id]
-		if n.Capacity == 0 || n.Free >= n.Capacity/RoomFraction {
+		if m.HasRoom(id) {
 			roomy = append(roomy, id)
 		}
 	}
@@ -178,10 +187,9 @@ func (m *Map) ExtentIDs(want int, avoid []uint64) []uint64 {
 	for _, id := range avoid {
 		avoided[id] = true
 	}
-	roomy := func(n model.Node) bool { return n.Capacity == 0 || n.Free >= n.Capacity/RoomFraction }
 	sort.SliceStable(usable, func(i, j int) bool {
 		a, b := m.nodes[usable[i]], m.nodes[usable[j]]
-		if ra, rb := roomy(a), roomy(b); ra != rb {
+		if ra, rb := m.HasRoom(usable[i]), m.HasRoom(usable[j]); ra != rb {
 			return ra
 		}
 		if aa, ab := avoided[usable[i]], avoided[usable[j]]; aa != ab {

@@ -109,6 +109,23 @@ func TestRoomyIDsPrefersNodesWithRoom(t *testing.T) {
 	}
 }
 
+func TestHasRoom(t *testing.T) {
+	t0 := time.Unix(4000, 0)
+	m := New(time.Second, 3*time.Second)
+	space := func(id, capacity, free uint64) {
+		rec, _ := m.Next(Beat{ID: id, Endpoint: "127.0.0.1:1", Capacity: capacity, Free: free}, t0)
+		m.Put(rec, t0)
+	}
+	space(1, 1600, 100) // exactly 1/16 free
+	space(2, 1600, 99)
+	space(3, 0, 0)
+	for id, want := range map[uint64]bool{1: true, 2: false, 3: true, 9: false} {
+		if got := m.HasRoom(id); got != want {
+			t.Errorf("HasRoom(%d) = %v, want %v", id, got, want)
+		}
+	}
+}
+
 func TestExtentIDsAvoidFullMembers(t *testing.T) {
 	t0 := time.Unix(4000, 0)
 	m := New(time.Second, 3*time.Second)
