@@ -101,7 +101,8 @@ TEST_CASE("a session quota caps a prefix's tenant sessions on each server, and o
   CHECK(Contains(out, "2/server"));
   ServerProcess& server = *h.servers().front();
   // The server learns of the quota from its next heartbeat reply.
-  REQUIRE(server.WaitForLog("session quota of prefix app-q: 2 per server", std::chrono::seconds(15)));
+  REQUIRE(Eventually([&] { return Contains(server.Log(), "session quota of prefix app-q: 2 per server"); },
+                     std::chrono::seconds(15)));
 
   auto open = [&](const std::string& token, const std::string& secret_text) {
     ClientOptions o;
