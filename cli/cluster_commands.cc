@@ -11,6 +11,7 @@
 #include "cli/quota_command.h"
 #include "cli/token_issue_command.h"
 #include "common/config_util.h"
+#include "common/tenant_token.h"
 #include "proto/proxy_client.h"
 
 namespace rpmp {
@@ -142,6 +143,11 @@ int RunClusterCommand(const std::vector<std::string>& proxies, const std::vector
   if (proxies.empty()) return Bad("no proxy given: use --proxy HOST:PORT[,HOST:PORT] or set RPMP_PROXIES");
   ProxyClientOptions po;
   po.retry_for = std::chrono::milliseconds(10000);
+  if (words[0] == "ns") {  // namespace calls act as the tenant of $RPMP_TOKEN_FILE, if set
+    StatusOr<std::string> token = tenant::TokenFromEnvironment();
+    if (!token.ok()) return Fail(token.status());
+    po.tenant_token = *token;
+  }
   ProxyClient proxy(proxies, po);
   if (words[0] == "nodes" && words.size() == 1) return Nodes(proxy);
   if (words[0] == "nodes" && words.size() == 3 && words[1] == "rm") return RemoveNode(proxy, words[2]);

@@ -107,7 +107,8 @@ std::vector<std::string> ProxyClient::Order(bool leader_only) {
 }
 
 template <typename Req, typename Resp, typename Method>
-StatusOr<Resp> ProxyClient::Invoke(const char* what, bool leader_only, const Req& req, Method method) {
+StatusOr<Resp> ProxyClient::Invoke(const char* what, bool leader_only, const Req& req, Method method,
+                                   bool with_token) {
   if (proxies_.empty()) return Status::InvalidArgument("no proxy given (use --proxy or RPMP_PROXIES)");
   if (!creds_.ok()) return creds_.status().Annotate(std::string(what));
   std::chrono::milliseconds retry_for;
@@ -125,6 +126,8 @@ StatusOr<Resp> ProxyClient::Invoke(const char* what, bool leader_only, const Req
       const std::string& addr = order[i];
       grpc::ClientContext ctx;
       ctx.set_deadline(std::chrono::system_clock::now() + options_.rpc_timeout);
+      if (with_token && tls_ && !options_.tenant_token.empty())
+        ctx.AddMetadata(kTenantTokenMetadata, options_.tenant_token);
       Resp resp;
       grpc::Status gs = (StubFor(addr)->*method)(&ctx, req, &resp);
       if (gs.ok()) {
@@ -210,7 +213,7 @@ StatusOr<v1::Namespace> ProxyClient::CreateNamespace(const std::string& name, co
   req.set_name(name);
   *req.mutable_options() = o;
   return Invoke<v1::CreateNamespaceRequest, v1::Namespace>("CreateNamespace", true, req,
-                                                           &v1::Proxy::Stub::CreateNamespace);
+                                                           &v1::Proxy::Stub::CreateNamespace, true);
 }
 
 StatusOr<v1::Namespace> ProxyClient::GetPlacement(const std::string& name) {
@@ -243,14 +246,14 @@ StatusOr<v1::DeleteNamespaceReply> ProxyClient::DeleteNamespace(const std::strin
   req.set_name(name);
   req.set_recursive(recursive);
   return Invoke<v1::DeleteNamespaceRequest, v1::DeleteNamespaceReply>("DeleteNamespace", true, req,
-                                                                      &v1::Proxy::Stub::DeleteNamespace);
+                                                                      &v1::Proxy::Stub::DeleteNamespace, true);
 }
 
 StatusOr<v1::Namespace> ProxyClient::TouchNamespace(const std::string& name) {
   v1::TouchNamespaceRequest req;
   req.set_name(name);
   return Invoke<v1::TouchNamespaceRequest, v1::Namespace>("TouchNamespace", true, req,
-                                                          &v1::Proxy::Stub::TouchNamespace);
+                                                          &v1::Proxy::Stub::TouchNamespace, true);
 }
 
 StatusOr<v1::DrainReply> ProxyClient::Drain(uint64_t node_id, bool cancel) {

@@ -35,7 +35,15 @@ struct ProxyClientOptions {
   // Mutual TLS to the proxies; empty = from $RPMP_TLS_DIR, plaintext when that is unset
   // too (proxy_credentials.h).
   TlsFiles tls;
+  // A tenant token (docs/security.md "Tenants"), sent as request metadata
+  // `rpmp-tenant-token` on CreateNamespace, DeleteNamespace and TouchNamespace, and
+  // only over TLS (without TLS every caller is an admin of the proxy). A secret:
+  // never logged. Empty: none.
+  std::string tenant_token;
 };
+
+// The metadata key of ProxyClientOptions::tenant_token.
+constexpr const char* kTenantTokenMetadata = "rpmp-tenant-token";
 
 class ProxyClient {
  public:
@@ -82,7 +90,8 @@ class ProxyClient {
 
  private:
   template <typename Req, typename Resp, typename Method>
-  StatusOr<Resp> Invoke(const char* what, bool leader_only, const Req& req, Method method);
+  // with_token: the call carries options_.tenant_token (namespace calls).
+  StatusOr<Resp> Invoke(const char* what, bool leader_only, const Req& req, Method method, bool with_token = false);
   v1::Proxy::Stub* StubFor(const std::string& addr);
   // Proxies in the order to try: leader (or last good one) first.
   std::vector<std::string> Order(bool leader_only);

@@ -9,7 +9,9 @@
 #   - A's credential cannot read, list or delete B's keys, nor delete B's namespace,
 #     through the cluster client, nor read or delete them on B's server directly
 #     (rpmpctl --server), each refusal exit 1 "permission denied";
-#   - B still reads its data afterwards, and a credential of another secret is refused.
+#   - B still reads its data afterwards, and a credential of another secret is refused;
+#   - A's namespace is owned by its credential, not its certificate: with A's certificate,
+#     `rpmpctl ns rm` of it with B's credential or with none exits 1; with A's it works.
 # Missing prerequisites fail.
 #
 #   tests/security/tenant_isolation_test.sh BIN_DIR
@@ -113,4 +115,11 @@ chmod 600 "$work/forged.token"
 expect_refused "a forged credential" "permission denied|unauthenticated" \
   env RPMP_TLS_DIR="$tls" RPMP_TOKEN_FILE="$work/forged.token" "$BIN/rpmpctl" --proxy "$RPMP_PROXIES" get tenants/a/data k -
 grep -rq "$(cut -d. -f5 "$work/a.token")" "$RPMP_RUN_DIR"/*.log && fail "a credential's MAC is in a log"
+
+# Namespace deletion through the proxy goes by credential: A's certificate is not enough.
+expect_refused "A's certificate with B's credential removes A's namespace" "outside this credential's prefix" \
+  env RPMP_TLS_DIR="$tls" RPMP_TOKEN_FILE="$work/b.token" "$BIN/rpmpctl" --proxy "$RPMP_PROXIES" ns rm tenants/a/data
+expect_refused "A's certificate without a credential removes A's namespace" "permission denied" \
+  env RPMP_TLS_DIR="$tls" "$BIN/rpmpctl" --proxy "$RPMP_PROXIES" ns rm tenants/a/data
+asA ctl ns rm tenants/a/data >/dev/null || fail "A cannot remove its own namespace"
 echo "PASS: tenants are isolated through the cluster client and on direct server connections"

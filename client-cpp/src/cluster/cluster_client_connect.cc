@@ -2,6 +2,7 @@
 // proxy), ProxyList and AsCluster of rpmp/cluster.h, the constructor (proxy client and
 // the executor threads of the asynchronous forms) and the destructor. See cluster_client.h.
 #include "client-cpp/src/cluster/cluster_client.h"
+#include "common/tenant_token.h"
 #include "common/thread_name.h"
 
 namespace rpmp {
@@ -15,10 +16,19 @@ std::string Join(const std::vector<std::string>& v) {
   return out;
 }
 
+// The proxy calls carry the tenant token the server connections use, chosen with the
+// same precedence (link/connection_hello.cc): ClientOptions::tenant_token, then the
+// secret (no token), then $RPMP_TOKEN_FILE. An unreadable token file is left to the
+// server connections to report.
 ProxyClientOptions ProxyOptions(const ClusterOptions& o) {
   ProxyClientOptions p;
   p.rpc_timeout = o.proxy_timeout;
   p.retry_for = o.retry_for;
+  p.tenant_token = o.client.tenant_token;
+  if (p.tenant_token.empty() && o.client.secret.empty()) {
+    StatusOr<std::string> t = tenant::TokenFromEnvironment();
+    if (t.ok()) p.tenant_token = *t;
+  }
   return p;
 }
 

@@ -5,7 +5,9 @@
 //	OU=rpmp-node   a storage server; CN names it (node ids are bound to the CN)
 //	OU=rpmp-admin  an operator: drain, remove a dead node, delete any namespace
 //	anything else  an application (Spark, rpmpctl, librpmp): create and use
-//	               namespaces, delete only the ones it created
+//	               namespaces, delete only the ones it created (those created
+//	               with a tenant token: only with a token for their prefix,
+//	               server/server_tenant.go)
 //
 // The Interceptor checks the role a method needs and stores the Identity in the
 // call's context; the leader checks ownership (node ids, namespaces) with Caller.

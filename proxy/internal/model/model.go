@@ -78,6 +78,11 @@ type Namespace struct {
 	// Owner is the CN of the client certificate that created the namespace (TLS
 	// on; empty otherwise). Only the owner or an admin may delete it.
 	Owner string `json:"owner,omitempty"`
+	// Tenant is the prefix of the tenant token the creator presented (a proxy with
+	// --token-secret-file; empty otherwise, and in records written before the field).
+	// A tenant-owned namespace is deleted or touched only with an admin certificate
+	// or a valid token whose prefix covers its name; Owner then does not matter.
+	Tenant string `json:"tenant,omitempty"`
 }
 
 // Synced returns the in-sync members (the whole placement for old records).

@@ -12,13 +12,14 @@ import (
 	"rpmp.io/proxy/internal/nsname"
 	pb "rpmp.io/proxy/internal/rpmpv1"
 	"rpmp.io/proxy/internal/store"
+	"rpmp.io/proxy/internal/tenant"
 )
 
 type nsRecord = model.Namespace
 
 // DeleteNamespace deletes a namespace (and its "name/" children if asked).
-// Only an admin, or the owner of every namespace matched, may delete.
-func (l *Leader) DeleteNamespace(req *pb.DeleteNamespaceRequest, caller auth.Identity) (*pb.DeleteNamespaceReply, error) {
+// The caller must have access (nsAccess) to every namespace matched.
+func (l *Leader) DeleteNamespace(req *pb.DeleteNamespaceRequest, caller auth.Identity, tok *tenant.Token) (*pb.DeleteNamespaceReply, error) {
 	if err := nsname.Validate(req.Name); err != nil {
 		return nil, status.Error(codes.InvalidArgument, err.Error())
 	}
@@ -30,13 +31,10 @@ func (l *Leader) DeleteNamespace(req *pb.DeleteNamespaceRequest, caller auth.Ide
 	if len(names) == 0 {
 		return nil, status.Errorf(codes.NotFound, "namespace %q not found (recursive=%v)", req.Name, req.Recursive)
 	}
-	if !caller.IsAdmin() {
-		for _, name := range names {
-			if ns, _ := l.cat.Get(name); ns.Owner != caller.Name {
-				l.cfg.Logf("refused delete of namespace %q (owner %q) from %q", name, ns.Owner, caller.Name)
-				return nil, status.Errorf(codes.PermissionDenied, "namespace %q belongs to %q, not to %q: deleting "+
-					"another application's namespace needs an admin certificate (OU=%s)", name, ns.Owner, caller.Name, auth.OUAdmin)
-			}
+	for _, name := range names {
+		ns, _ := l.cat.Get(name)
+		if err := l.nsAccess(ns, caller, tok, "delete"); err != nil {
+			return nil, err
 		}
 	}
 	if err := l.deleteLocked(names); err != nil {
@@ -46,8 +44,9 @@ func (l *Leader) DeleteNamespace(req *pb.DeleteNamespaceRequest, caller auth.Ide
 	return &pb.DeleteNamespaceReply{Deleted: names}, nil
 }
 
-// TouchNamespace refreshes a namespace's TTL.
-func (l *Leader) TouchNamespace(name string) (*pb.Namespace, error) {
+// TouchNamespace refreshes a namespace's TTL. A tenant-owned one needs access
+// (nsAccess); others may be touched by any caller, as before tenants.
+func (l *Leader) TouchNamespace(name string, caller auth.Identity, tok *tenant.Token) (*pb.Namespace, error) {
 	if err := nsname.Validate(name); err != nil {
 		return nil, status.Error(codes.InvalidArgument, err.Error())
 	}
@@ -59,6 +58,11 @@ func (l *Leader) TouchNamespace(name string) (*pb.Namespace, error) {
 	if !ok {
 		return nil, status.Errorf(codes.NotFound, "namespace %q not found", name)
 	}
+	if ns.Tenant != "" {
+		if err := l.nsAccess(ns, caller, tok, "touch"); err != nil {
+			return nil, err
+		}
+	}
 	ns.TouchedMs = l.now().UnixMilli()
 	var b store.Batch
 	l.st.PutNamespace(&b, ns)
@@ -67,6 +71,36 @@ func (l *Leader) TouchNamespace(name string) (*pb.Namespace, error) {
 	}
 	l.cat.PutNamespace(ns)
 	return nsToPB(ns, l.nodes.Get), nil
+}
+
+// nsAccess says whether caller (with tenant token tok, verified, or nil) may
+// delete or touch ns. Admins may always. A tenant-owned namespace (created with a
+// token) needs a token whose prefix covers its name, whatever the certificate;
+// any other needs the certificate that created it (Owner). Caller holds l.mu.
+func (l *Leader) nsAccess(ns nsRecord, caller auth.Identity, tok *tenant.Token, what string) error {
+	switch {
+	case caller.IsAdmin():
+		return nil
+	case ns.Tenant != "" && tok != nil && tenant.Covers(tok.Prefix, ns.Name):
+		return nil
+	case ns.Tenant != "" && tok != nil:
+		l.cfg.Logf("refused %s of namespace %q (tenant %q) from %q with a credential for %q", what, ns.Name, ns.Tenant, caller.Name, tok.Prefix)
+		return outsidePrefix(ns.Name, tok)
+	case ns.Tenant != "":
+		l.cfg.Logf("refused %s of namespace %q (tenant %q) from %q without a credential", what, ns.Name, ns.Tenant, caller.Name)
+		return status.Errorf(codes.PermissionDenied, "namespace %q belongs to the tenant of prefix %q: to %s it, present "+
+			"a credential for that prefix (RPMP_TOKEN_FILE) or use an admin certificate (OU=%s)", ns.Name, ns.Tenant, what, auth.OUAdmin)
+	case ns.Owner != caller.Name:
+		l.cfg.Logf("refused %s of namespace %q (owner %q) from %q", what, ns.Name, ns.Owner, caller.Name)
+		return status.Errorf(codes.PermissionDenied, "namespace %q belongs to %q, not to %q: to %s "+
+			"another application's namespace needs an admin certificate (OU=%s)", ns.Name, ns.Owner, caller.Name, what, auth.OUAdmin)
+	}
+	return nil
+}
+
+// outsidePrefix is the refusal of a name outside tok's prefix, worded as the servers'.
+func outsidePrefix(name string, tok *tenant.Token) error {
+	return status.Errorf(codes.PermissionDenied, "namespace %q is outside this credential's prefix %q", name, tok.Prefix)
 }
 
 // Drain marks a node as draining (or not) and repairs placements at once.

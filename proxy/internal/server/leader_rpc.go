@@ -15,6 +15,7 @@ import (
 	"rpmp.io/proxy/internal/nsname"
 	pb "rpmp.io/proxy/internal/rpmpv1"
 	"rpmp.io/proxy/internal/store"
+	"rpmp.io/proxy/internal/tenant"
 )
 
 // Heartbeat registers/refreshes a node and hands it pending deletions.
@@ -106,8 +107,13 @@ func (l *Leader) NodeMap() *pb.NodeMap {
 }
 
 // CreateNamespace places and persists a new namespace.
-// With TLS, the caller's certificate CN becomes the namespace's owner.
-func (l *Leader) CreateNamespace(req *pb.CreateNamespaceRequest, caller auth.Identity) (*pb.Namespace, error) {
+// With TLS, the caller's certificate CN becomes the namespace's owner; with a
+// tenant token (tok, verified), the name must be under its prefix, which becomes
+// the namespace's tenant (nsAccess).
+func (l *Leader) CreateNamespace(req *pb.CreateNamespaceRequest, caller auth.Identity, tok *tenant.Token) (*pb.Namespace, error) {
+	if tok != nil && !tenant.Covers(tok.Prefix, req.Name) {
+		return nil, outsidePrefix(req.Name, tok)
+	}
 	o := req.GetOptions()
 	opts := catalog.Options{Replicas: o.GetReplicas(), MinReplicas: o.GetMinReplicas(), TTLSeconds: o.GetTtlSeconds()}
 	l.wmu.Lock()
@@ -134,6 +140,9 @@ func (l *Leader) CreateNamespace(req *pb.CreateNamespaceRequest, caller auth.Ide
 		return l.nsReply(ns, err)
 	}
 	ns.Owner = caller.Name
+	if tok != nil {
+		ns.Tenant = tok.Prefix
+	}
 	var b store.Batch
 	l.st.PutNamespace(&b, ns)
 	if err := l.commit(&b); err != nil {

@@ -110,7 +110,11 @@ func (s *Server) CreateNamespace(ctx context.Context, req *pb.CreateNamespaceReq
 	if err != nil {
 		return nil, err
 	}
-	return l.CreateNamespace(req, auth.Caller(ctx))
+	tok, err := s.tenantOf(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return l.CreateNamespace(req, auth.Caller(ctx), tok)
 }
 
 // GetPlacement implements pb.ProxyServer.
@@ -168,7 +172,11 @@ func (s *Server) DeleteNamespace(ctx context.Context, req *pb.DeleteNamespaceReq
 	if err != nil {
 		return nil, err
 	}
-	return l.DeleteNamespace(req, auth.Caller(ctx))
+	tok, err := s.tenantOf(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return l.DeleteNamespace(req, auth.Caller(ctx), tok)
 }
 
 // TouchNamespace implements pb.ProxyServer.
@@ -177,7 +185,11 @@ func (s *Server) TouchNamespace(ctx context.Context, req *pb.TouchNamespaceReque
 	if err != nil {
 		return nil, err
 	}
-	return l.TouchNamespace(req.Name)
+	tok, err := s.tenantOf(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return l.TouchNamespace(req.Name, auth.Caller(ctx), tok)
 }
 
 // Drain implements pb.ProxyServer.

@@ -64,6 +64,16 @@ func (k Key) Mint(prefix, app string, expiry int64) string {
 		strconv.FormatInt(expiry, 10) + "." + hex.EncodeToString(k.mac(prefix, app, expiry))
 }
 
+// Covers reports whether a credential for prefix may act on namespace ns, the
+// servers' rule (common/tenant_token.h Authorizes): ns starts with prefix, or
+// ns + "/" == prefix; "*" covers every namespace, an empty prefix none.
+func Covers(prefix, ns string) bool {
+	if prefix == "" {
+		return false
+	}
+	return prefix == AllPrefix || strings.HasPrefix(ns, prefix) || ns+"/" == prefix
+}
+
 // ErrMalformed is returned for a string that is not a v1 token.
 var ErrMalformed = errors.New("not an rpmp v1 credential")
 

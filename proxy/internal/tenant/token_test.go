@@ -87,3 +87,17 @@ func TestReadSecretFile(t *testing.T) {
 		t.Fatal("a missing file was accepted")
 	}
 }
+
+func TestCovers(t *testing.T) {
+	for _, c := range []struct {
+		prefix, ns string
+		want       bool
+	}{
+		{"app-1/", "app-1/x", true}, {"app-1/", "app-1", true}, {"app-1/", "app-10", false},
+		{"app-1/", "app-2/x", false}, {"*", "anything", true}, {"", "x", false},
+	} {
+		if got := Covers(c.prefix, c.ns); got != c.want {
+			t.Errorf("Covers(%q, %q) = %v, want %v", c.prefix, c.ns, got, c.want)
+		}
+	}
+}

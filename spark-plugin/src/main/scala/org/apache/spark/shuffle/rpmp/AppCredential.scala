@@ -62,6 +62,9 @@ private[spark] class AppCredential(
     ref
   }
 
+  /** The credential obtained so far, without asking the proxies. */
+  def current: Option[CredentialRef] = synchronized { ref }
+
   /** Renews when a third of the lifetime is left; after a failure, again a minute later. */
   private def scheduleRenewal(c: RpmpCredential): Unit = {
     if (renewer == null) {

@@ -57,6 +57,17 @@ class RpmpShuffleManager(conf: SparkConf, isDriver: Boolean)
     }
     appCredential.obtain()
   }
+
+  /**
+   * Driver, cluster mode: the client for `endpoint`, with the application's credential once
+   * there is one (the renewed one after a renewal), so that its namespace calls act as the
+   * application's tenant (docs/security.md "Tenants"): the namespaces it creates belong to
+   * the credential, and it may touch and delete those executors create (group extents).
+   */
+  private def driverClient(endpoint: String): RpmpClient = {
+    synchronized { Option(appCredential) }.flatMap(_.current).foreach(r => clients.useCredential(r.get))
+    clients.get(endpoint)
+  }
   // Last replica count spark.rpmp.replicas was capped to (WARN only when it changes).
   @volatile private var lastCap = 0
 
@@ -110,10 +121,11 @@ class RpmpShuffleManager(conf: SparkConf, isDriver: Boolean)
           rpmpConf.placementGroups, base.numPartitions, nodes.map(_.size)))
         clusterApps.add((coords.appId, coords.runId))
         credential = obtainCredential()
-        val described = try coords.namespaces.map(ns => createNamespace(client, ns)) catch {
+        val owner = driverClient(coords.serverFor(0))
+        val described = try coords.namespaces.map(ns => createNamespace(owner, ns)) catch {
           case e: RpmpNoRoomException =>
             // Refused by a quota part way: the groups created so far go (best effort).
-            try client.deleteNamespaces(coords.namespace, coords.groups > 1) catch { case NonFatal(_) => }
+            try owner.deleteNamespaces(coords.namespace, coords.groups > 1) catch { case NonFatal(_) => }
             throw e
         }
         if (coords.groups == 1) described.head
@@ -235,7 +247,7 @@ class RpmpShuffleManager(conf: SparkConf, isDriver: Boolean)
     if (coords.clusterMode) {
       try {
         // Groups (<namespace>/g<i>) and extents (<group>/x<k>): the whole subtree goes.
-        clients.get(coords.serverFor(0)).deleteNamespaces(coords.namespace, true)
+        driverClient(coords.serverFor(0)).deleteNamespaces(coords.namespace, true)
         logInfo(s"Deleted RPMP namespace ${coords.namespace}")
       } catch {
         case _: io.rpmp.client.RpmpNotFoundException => // already gone
@@ -266,7 +278,7 @@ class RpmpShuffleManager(conf: SparkConf, isDriver: Boolean)
     registered.values().forEach { c =>
       c.namespaces.foreach { group =>
         // The group and its extents (GroupExtents), up to the first that is not there.
-        try GroupExtents.touch(clients.get(c.serverFor(0)), group) catch {
+        try GroupExtents.touch(driverClient(c.serverFor(0)), group) catch {
           case _: io.rpmp.client.RpmpNotFoundException => // nothing written yet or deleted
           case NonFatal(e) => logWarning(s"Could not touch RPMP namespace $group: $e")
         }
@@ -293,7 +305,7 @@ class RpmpShuffleManager(conf: SparkConf, isDriver: Boolean)
       clusterApps.forEach { case (app, run) =>
         val prefix = RpmpShuffleCoordinates.appPrefix(app, run)
         try {
-          val deleted = clients.get(RpmpClientCache.clusterEndpoint(rpmpConf.proxies))
+          val deleted = driverClient(RpmpClientCache.clusterEndpoint(rpmpConf.proxies))
             .deleteNamespaces(prefix, true)
           logInfo(s"Deleted RPMP namespaces under $prefix: ${deleted.size()}")
         } catch {
