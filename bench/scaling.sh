@@ -14,10 +14,13 @@
 #   proves the harness end to end in well under a minute (ctest scaling_bench_smoke).
 #   env: SCALE_SHARDS (server data threads to try; default "1 2 4 ... up to the
 #        cores" when rpmp-server has --data-threads, else 1), SCALE_PROCS ("1 2 4 8"),
-#        SCALE_THREADS ("1 4"), SCALE_DEPTH (1), SCALE_SECONDS (3), SCALE_POOL_SIZE (4G),
+#        SCALE_THREADS ("1 4"), SCALE_RUNS ("get:4k put:4k put:1m get:1m"),
+#        SCALE_DEPTH (1), SCALE_SECONDS (3), SCALE_POOL_SIZE (4G),
 #        SCALE_PINGPONG_ITERS (20000), SCALE_REDIS_REQUESTS (200000 per run),
 #        SCALE_PROVIDER (the server's and clients' provider; default tcp;ofi_rxm, the
-#        servers' default; auto or net to compare)
+#        servers' default; auto or net to compare), SCALE_YCSB_THREADS (rpmp-kv-bench
+#        YCSB C and B, 4 KiB, against the widest server and Redis at each thread count;
+#        default "1 4 16 32"; empty: skip), SCALE_YCSB_KEYS (100000)
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 smoke=0
@@ -41,7 +44,7 @@ procs=${SCALE_PROCS:-1 2 4 8}
 threads=${SCALE_THREADS:-1 4}
 depth=${SCALE_DEPTH:-1}
 provider=${SCALE_PROVIDER:-tcp;ofi_rxm}
-runs="get:4k put:4k put:1m get:1m"
+runs=${SCALE_RUNS:-get:4k put:4k put:1m get:1m}
 shard_flag=""
 server_help=$("$bin/rpmp-server" --help 2>&1 || true)
 if grep -q -- "--data-threads" <<<"$server_help"; then shard_flag="--data-threads"; fi
@@ -52,10 +55,13 @@ pp_iters=${SCALE_PINGPONG_ITERS:-20000} pp_sizes="4k 1m" iperf_secs=3 redis_n=${
 if [ $smoke = 1 ]; then
   seconds=0.5 procs=1 threads=1 shards=1 runs="get:4k" pp_iters=500 pp_sizes="4k" iperf_secs=1 redis_n=2000
 fi
+ycsb_threads=${SCALE_YCSB_THREADS-1 4 16 32} ycsb_keys=${SCALE_YCSB_KEYS:-100000}
+[ $smoke = 1 ] && ycsb_threads=1 ycsb_keys=1000
+[ -n "$ycsb_threads" ] && ! [ -x "$bin/rpmp-kv-bench" ] && { echo "scaling: $bin/rpmp-kv-bench is missing (or set SCALE_YCSB_THREADS=)" >&2; exit 1; }
 echo "== setup: cores=$cores mem=$(awk '/MemTotal/ {printf "%.0fGiB", $2/1048576}' /proc/meminfo)" \
   "kernel=$(uname -r) libfabric=$(fi_info --version | awk '/^libfabric:/ {print $2}')" \
   "$(redis-server --version | cut -d' ' -f1-3) provider=$provider shards=\"$shards\"" \
-  "procs=\"$procs\" threads=\"$threads\" depth=$depth seconds=$seconds" \
+  "procs=\"$procs\" threads=\"$threads\" depth=$depth seconds=$seconds ycsb_threads=\"$ycsb_threads\"" \
   "server_threads_flag=${shard_flag:-none}"
 
 # ---- peers and limits ----------------------------------------------------------------
@@ -170,3 +176,26 @@ for s in $shards; do
   done
   kill "$spid"; wait "$spid" 2>/dev/null || true
 done
+
+# ---- YCSB against Redis --------------------------------------------------------------
+# rpmp-kv-bench with the same keys, values and threads against the widest server of the
+# run and the Redis above (one line per target, workload and thread count, then ratios).
+if [ -n "$ycsb_threads" ]; then
+  widest=${shards##* }
+  port=$(free_port)
+  rm -f "$pool"
+  extra=()
+  [ -n "$shard_flag" ] && extra=("$shard_flag" "$widest")
+  PMEM_IS_PMEM_FORCE=1 "$bin/rpmp-server" --listen "127.0.0.1:$port" --pool "$pool:${SCALE_POOL_SIZE:-4G}" \
+    --provider "$provider" "${extra[@]}" >"$work/server-ycsb.log" 2>&1 &
+  spid=$!
+  bench_pids+=($spid)
+  wait_for "rpmp-server" 60 grep -q "rpmp-server ready" "$work/server-ycsb.log"
+  for t in $ycsb_threads; do
+    echo "== ycsb server_threads=$widest threads=$t"
+    "$bin/rpmp-kv-bench" --provider "$provider" --target "rpmp=rpmp:127.0.0.1:$port" \
+      --target "redis=redis:127.0.0.1:$rr" --workloads C,B --sizes 4k --keys "$ycsb_keys" \
+      --threads "$t" --seconds "$seconds" 2>&1 | grep -v "^load " || echo "ycsb threads=$t FAILED"
+  done
+  kill "$spid"; wait "$spid" 2>/dev/null || true
+fi

@@ -171,12 +171,13 @@ void Server::HandleHello(Slot* s, PeerAddr src) {
   s->req.h.session = *id;
   s->req.h.session_tag = tag;  // echoed in the reply header
   if (token.has_value()) {
-    RPMP_LOG_INFO("session %u opened: client '%.*s' (authenticated: tenant '%s', prefix \"%s\")", *id,
-                  static_cast<int>(q.client_name.size()), q.client_name.data(), token->app.c_str(),
-                  token->prefix.c_str());
+    RPMP_LOG_INFO("session %u opened on shard %u: client '%.*s' (authenticated: tenant '%s', prefix \"%s\")",
+                  *id, s->shard->index, static_cast<int>(q.client_name.size()), q.client_name.data(),
+                  token->app.c_str(), token->prefix.c_str());
   } else {
-    RPMP_LOG_INFO("session %u opened: client '%.*s'%s", *id, static_cast<int>(q.client_name.size()),
-                  q.client_name.data(), secret_.empty() ? "" : " (authenticated)");
+    RPMP_LOG_INFO("session %u opened on shard %u: client '%.*s'%s", *id, s->shard->index,
+                  static_cast<int>(q.client_name.size()), q.client_name.data(),
+                  secret_.empty() ? "" : " (authenticated)");
   }
   s->resp.session = *id;
   s->resp.node_id = store_->NodeId();

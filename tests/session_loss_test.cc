@@ -47,7 +47,7 @@ struct TestClient {
     StatusOr<std::unique_ptr<Connection>> c = Connection::Open(address, ClientImpl::LinkOptionsFor(o));
     REQUIRE(c.ok());
     conn = c->get();
-    client = std::make_unique<ClientImpl>(std::move(c).value(), std::vector<std::unique_ptr<Connection>>{}, o);
+    client = std::make_unique<ClientImpl>(std::move(c).value(), ClientImpl::ShardConnections{}, o);
   }
   // Sends `req` on the connection as it is and waits for the reply.
   std::pair<Status, wire::Response> Raw(wire::Request& req) {

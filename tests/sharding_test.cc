@@ -133,6 +133,43 @@ TEST_CASE("a 2-shard server serves 3 clients x 3 threads, every value exact") {
     }
 }
 
+TEST_CASE("clients with fewer connections than shards spread over every shard") {
+  // 20 clients with 2 connections each against 4 shards: each takes 2 consecutive shards
+  // from a random first one, so every shard serves someone (all 20 missing one shard:
+  // odds 2^-20 per shard), and no client holds more than its 2 plus the primary.
+  ServerProcess server("512m", {"--data-threads", "4"});
+  REQUIRE(server.Start());
+  constexpr int kClients = 20;
+  std::vector<std::unique_ptr<Client>> clients;
+  for (int c = 0; c < kClients; c++) clients.push_back(ConnectTo(server, "spread-" + std::to_string(c)));
+  for (int c = 0; c < kClients; c++) {
+    size_t sessions = Count(server.Log(), "client 'spread-" + std::to_string(c) + "'");
+    CHECK(sessions >= 2);
+    CHECK(sessions <= 3);
+  }
+  for (int shard = 0; shard < 4; shard++)
+    CHECK(Count(server.Log(), "opened on shard " + std::to_string(shard) + ":") > 0);
+  // Two threads per client use both of its lanes; every value reads back through another client.
+  std::vector<std::thread> threads;
+  std::atomic<int> failures{0};
+  for (int c = 0; c < kClients; c++)
+    for (int t = 0; t < 2; t++)
+      threads.emplace_back([&, c, t] {
+        std::string key = "k-" + std::to_string(c) + "-" + std::to_string(t);
+        std::string v = ValueFor(c * 2 + t);
+        if (!clients[c]->Put("spread-ns", key, v.data(), v.size()).ok()) failures++;
+      });
+  for (std::thread& th : threads) th.join();
+  REQUIRE(failures == 0);
+  for (int c = 0; c < kClients; c++)
+    for (int t = 0; t < 2; t++) {
+      std::string key = "k-" + std::to_string(c) + "-" + std::to_string(t);
+      StatusOr<std::string> got = clients[(c + 1) % kClients]->Get("spread-ns", key);
+      REQUIRE(got.ok());
+      CHECK(*got == ValueFor(c * 2 + t));
+    }
+}
+
 TEST_CASE("kill -9 of a 2-shard server mid-stream loses no acknowledged record") {
   ServerProcess server("512m", {"--data-threads", "2"});
   REQUIRE(server.Start());

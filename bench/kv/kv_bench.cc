@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "bench/kv/kv_target.h"
+#include "rpmp/client.h"
 #include "bench/kv/zipfian.h"
 #include "common/config_util.h"
 
@@ -37,6 +38,7 @@ struct Config {
   double seconds = 5, theta = 0.99;
   uint32_t replicas = 1;
   std::string ns = "kv-bench", baseline;
+  std::string provider = ClientOptions().provider;
 };
 
 struct Result {
@@ -72,7 +74,7 @@ Status Load(const Config& cfg, const Target& t, uint64_t keys, uint64_t size) {
   std::vector<Status> errors(cfg.threads);
   for (int tid = 0; tid < cfg.threads; tid++) {
     threads.emplace_back([&, tid] {
-      StatusOr<std::unique_ptr<KvTarget>> kv = OpenKvTarget(t.spec, cfg.ns, cfg.replicas, size);
+      StatusOr<std::unique_ptr<KvTarget>> kv = OpenKvTarget(t.spec, cfg.ns, cfg.replicas, size, cfg.provider);
       if (!kv.ok()) { errors[tid] = kv.status(); return; }
       std::string value(size, static_cast<char>('a' + tid));
       for (uint64_t k = tid; k < keys; k += cfg.threads) {
@@ -142,7 +144,7 @@ int Run(const Config& cfg) {
         // Connect first: the clock runs only while operations do.
         std::vector<std::unique_ptr<KvTarget>> conns;
         for (int tid = 0; tid < cfg.threads; tid++) {
-          StatusOr<std::unique_ptr<KvTarget>> kv = OpenKvTarget(t.spec, cfg.ns, cfg.replicas, size);
+          StatusOr<std::unique_ptr<KvTarget>> kv = OpenKvTarget(t.spec, cfg.ns, cfg.replicas, size, cfg.provider);
           if (!kv.ok()) {
             std::fprintf(stderr, "rpmp-kv-bench: connecting to %s: %s\n", t.label.c_str(),
                          kv.status().ToString().c_str());
@@ -219,6 +221,7 @@ int Main(int argc, char** argv) {
       "         SPEC: rpmp:HOST:PORT | rpmp-cluster:HOST:PORT[,HOST:PORT] | redis:HOST:PORT\n"
       "       [--workloads A,B,C,F] [--sizes 100,4k,64k] [--keys N] [--max-data SIZE]\n"
       "       [--threads N] [--seconds S] [--theta Z] [--replicas R] [--baseline LABEL]\n"
+      "       [--provider P]   (of rpmp: targets; default tcp;ofi_rxm, the server's default)\n"
       "  keys per size = min(--keys, --max-data / size); the baseline defaults to the first target\n";
   for (int i = 1; i < argc; i++) {
     std::string f = argv[i];
@@ -251,6 +254,7 @@ int Main(int argc, char** argv) {
       else if (f == "--theta") cfg.theta = std::stod(v);
       else if (f == "--replicas") cfg.replicas = static_cast<uint32_t>(std::stoul(v));
       else if (f == "--baseline") cfg.baseline = v;
+      else if (f == "--provider") cfg.provider = v;
       else { std::fprintf(stderr, "rpmp-kv-bench: unknown flag %s\n%s", f.c_str(), usage); return 2; }
     } catch (const std::exception&) {
       std::fprintf(stderr, "rpmp-kv-bench: bad value '%s' for %s\n", v.c_str(), f.c_str());

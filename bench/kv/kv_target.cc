@@ -63,7 +63,8 @@ class RedisTarget : public KvTarget {
 }  // namespace
 
 StatusOr<std::unique_ptr<KvTarget>> OpenKvTarget(const std::string& spec, const std::string& ns,
-                                                 uint32_t replicas, size_t max_value) {
+                                                 uint32_t replicas, size_t max_value,
+                                                 const std::string& provider) {
   size_t colon = spec.find(':');
   std::string kind = spec.substr(0, colon), where = colon == std::string::npos ? "" : spec.substr(colon + 1);
   if (kind == "redis") {
@@ -80,7 +81,9 @@ StatusOr<std::unique_ptr<KvTarget>> OpenKvTarget(const std::string& spec, const 
   StatusOr<std::unique_ptr<Client>> c = Status(StatusCode::kInvalidArgument,
       "target '" + spec + "': expected rpmp:HOST:PORT, rpmp-cluster:HOST:PORT[,...] or redis:HOST:PORT");
   if (kind == "rpmp") {
-    c = Client::Connect(where, ClientOptions());
+    ClientOptions o;
+    o.provider = provider;
+    c = Client::Connect(where, o);
   } else if (kind == "rpmp-cluster") {
     ClusterOptions co;
     co.namespace_defaults.replicas = replicas;

@@ -21,8 +21,10 @@ class KvTarget {
 
 // "rpmp:HOST:PORT" (one server), "rpmp-cluster:HOST:PORT[,...]" (proxies; namespace
 // with `replicas` copies) or "redis:HOST:PORT". `ns` is RPMP's namespace (ignored by
-// Redis); `max_value` sizes the read buffer.
+// Redis); `max_value` sizes the read buffer; `provider` is the libfabric provider of an
+// "rpmp:" target (the server's; a cluster's nodes say their own).
 StatusOr<std::unique_ptr<KvTarget>> OpenKvTarget(const std::string& spec, const std::string& ns,
-                                                 uint32_t replicas, size_t max_value);
+                                                 uint32_t replicas, size_t max_value,
+                                                 const std::string& provider);
 
 }  // namespace rpmp::bench

@@ -32,17 +32,23 @@ struct CallResult {
 
 class ClientImpl : public Client {
  public:
-  ClientImpl(std::unique_ptr<Connection> conn, std::vector<std::unique_ptr<Connection>> shards,
-             const ClientOptions& options)
-      : conn_(std::move(conn)), shards_(std::move(shards)), options_(options) {}
+  // The connections to data shards beyond the primary, and whether the primary's shard
+  // (0) is among those that carry calls.
+  struct ShardConnections {
+    std::vector<std::unique_ptr<Connection>> extra;
+    bool primary_carries_calls = true;
+  };
+  ClientImpl(std::unique_ptr<Connection> conn, ShardConnections shards, const ClientOptions& options);
   // Opens the connections to the data shards the primary's HELLO named (up to
-  // options.connections; see ClientOptions). A shard that cannot be reached is left out
-  // (logged): its share of the calls goes to the others.
+  // options.connections; see ClientOptions). When there are more shards than
+  // connections, the client takes a window of consecutive shards that starts at a random
+  // one, so that many clients spread over every shard instead of all crowding the first
+  // few. A shard that cannot be reached is left out (logged): its share of the calls
+  // goes to the others.
   // What a Connection of this client's takes from its options (the link layer knows
   // nothing of ClientOptions).
   static LinkOptions LinkOptionsFor(const ClientOptions& options);
-  static std::vector<std::unique_ptr<Connection>> OpenShards(Connection* primary,
-                                                             const ClientOptions& options);
+  static ShardConnections OpenShards(Connection* primary, const ClientOptions& options);
 
   StatusOr<Buffer> AllocBuffer(size_t size) override;
   Status Put(const std::string& ns, const std::string& key, const void* data, size_t len,
@@ -138,11 +144,12 @@ class ClientImpl : public Client {
   // `polling` (taken before the submission) and sleeps.
   void Await(CallLatch& done, Connection::PollingScope* polling);
 
-  // The calling thread's connection: conn_ or one of shards_, by a per-thread index.
+  // The calling thread's connection: one of lanes_, by a per-thread index.
   Connection* Pick() const;
 
   std::unique_ptr<Connection> conn_;  // to the address given (data shard 0)
-  std::vector<std::unique_ptr<Connection>> shards_;  // to shards 1.. (closed before conn_)
+  std::vector<std::unique_ptr<Connection>> shards_;  // to other shards (closed before conn_)
+  std::vector<Connection*> lanes_;  // those that carry calls: conn_ and/or shards_; never empty
   ClientOptions options_;
   WriteIdMinter ids_;
   HelperThreads helpers_;  // last: waited for before conn_ goes

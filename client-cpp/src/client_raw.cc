@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <random>
 
 #include "client-cpp/src/client_impl.h"
 #include "common/log.h"
@@ -49,7 +50,7 @@ StatusOr<std::unique_ptr<Client>> Client::Connect(const std::string& server,
     }
   }
   RPMP_ASSIGN_OR_RETURN(std::unique_ptr<Connection> conn, Connection::Open(server, ClientImpl::LinkOptionsFor(o)));
-  std::vector<std::unique_ptr<Connection>> shards = ClientImpl::OpenShards(conn.get(), o);
+  ClientImpl::ShardConnections shards = ClientImpl::OpenShards(conn.get(), o);
   return std::unique_ptr<Client>(new ClientImpl(std::move(conn), std::move(shards), o));
 }
 
@@ -66,29 +67,42 @@ LinkOptions ClientImpl::LinkOptionsFor(const ClientOptions& o) {
   return link;
 }
 
-std::vector<std::unique_ptr<Connection>> ClientImpl::OpenShards(Connection* primary,
-                                                                const ClientOptions& options) {
-  std::vector<std::unique_ptr<Connection>> out;
+ClientImpl::ClientImpl(std::unique_ptr<Connection> conn, ShardConnections shards, const ClientOptions& options)
+    : conn_(std::move(conn)), shards_(std::move(shards.extra)), options_(options) {
+  if (shards.primary_carries_calls || shards_.empty()) lanes_.push_back(conn_.get());
+  for (const std::unique_ptr<Connection>& c : shards_) lanes_.push_back(c.get());
+}
+
+ClientImpl::ShardConnections ClientImpl::OpenShards(Connection* primary, const ClientOptions& options) {
+  ShardConnections out;
   const std::vector<std::string>& addresses = primary->shard_addresses();
-  size_t want = options.connections == 0 ? std::min<size_t>(addresses.size(), 4) : options.connections;
-  for (size_t i = 1; i < want && i < addresses.size(); i++) {
+  size_t n = addresses.size();
+  if (n <= 1) return out;
+  size_t want = std::min<size_t>(options.connections == 0 ? 4 : options.connections, n);
+  size_t start = want == n ? 0 : std::random_device{}() % n;
+  out.primary_carries_calls = false;
+  for (size_t k = 0; k < want; k++) {
+    size_t i = (start + k) % n;
+    if (i == 0) {
+      out.primary_carries_calls = true;
+      continue;
+    }
     StatusOr<std::unique_ptr<Connection>> c = Connection::OpenShard(primary, addresses[i], i);
     if (!c.ok()) {
       RPMP_LOG_WARN("rpmp-server at %s: data shard %zu not used: %s", primary->server().c_str(), i,
                     c.status().ToString().c_str());
       continue;
     }
-    out.push_back(std::move(c).value());
+    out.extra.push_back(std::move(c).value());
   }
   return out;
 }
 
 Connection* ClientImpl::Pick() const {
-  if (shards_.empty()) return conn_.get();
+  if (lanes_.size() == 1) return lanes_[0];
   static std::atomic<uint32_t> next_thread{0};
   thread_local uint32_t mine = next_thread.fetch_add(1, std::memory_order_relaxed);
-  size_t i = mine % (shards_.size() + 1);
-  return i == 0 ? conn_.get() : shards_[i - 1].get();
+  return lanes_[mine % lanes_.size()];
 }
 
 Connection::SessionCounts ClientImpl::session_counts() const {

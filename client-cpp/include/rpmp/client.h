@@ -58,9 +58,11 @@ struct ClientOptions {
   // unless $RPMP_CLIENT_POLL_US sets a value (docs/benchmarks.md, key-value section).
   std::chrono::microseconds poll_for{0};
   // Connections to the server's data shards (docs/sharding.md): the first goes to the
-  // address given, the others to shards 1, 2, ... as the server's HELLO names them;
-  // each calling thread keeps to one of them, so its calls stay in order. 0: one per
-  // shard, at most 4, unless $RPMP_CLIENT_CONNECTIONS sets a number; 1: one connection.
+  // address given, which names the others in its HELLO reply; with fewer connections
+  // than shards, calls use consecutive shards from a random first one, so that clients
+  // spread over all of them. Each calling thread keeps to one connection, so its calls
+  // stay in order. 0: one per shard, at most 4, unless $RPMP_CLIENT_CONNECTIONS sets a
+  // number; 1: one connection.
   uint32_t connections = 0;
 };
 
