@@ -13,16 +13,23 @@ started=$SECONDS
 # where its time goes (CI's limit is 90 minutes on 2 cores).
 phase() { echo "== $1 (at $(( (SECONDS - started) / 60 )) min)"; }
 deploy/install-deps.sh
-PATH="$(deploy/install-spark.sh):$PATH"
+# The Spark version matrix (docs/spark-plugin.md): the full suite on 4.2 (on PATH) and
+# on 3.5 (rpmp-spark-3.5.jar), a smoke job on the other Spark 4 lines. The build needs
+# none of them (Maven takes Spark from Maven Central), so they install (pip, about 80 s
+# each, mostly download) in the background while it runs.
+spark_versions="4.2.0 3.5.7 4.0.5 4.1.4 4.3.0"
+( for v in $spark_versions; do deploy/install-spark.sh "$v" >/dev/null || exit 1; done ) \
+  > /tmp/rpmp-install-spark.log 2>&1 &
+spark_install=$!
+PATH="$(deploy/install-spark.sh --where 4.2.0):$PATH"
 export PATH
-# The Spark version matrix (docs/spark-plugin.md): the full suite on 4.2 (above, on PATH)
-# and on 3.5 (rpmp-spark-3.5.jar), a smoke job on the other Spark 4 lines.
-spark35=$(deploy/install-spark.sh 3.5.7)
+spark35=$(deploy/install-spark.sh --where 3.5.7)
 smoke=""
-for v in 4.0.5 4.1.4 4.3.0; do smoke+="$v=$(deploy/install-spark.sh "$v");"; done
-phase "build (RelWithDebInfo, with the Java client and the Spark plugin)"
+for v in 4.0.5 4.1.4 4.3.0; do smoke+="$v=$(deploy/install-spark.sh --where "$v");"; done
+phase "build (RelWithDebInfo, with the Java client and the Spark plugin; Spark installs meanwhile)"
 BUILD_DIR=build deploy/build.sh -DRPMP_JAVA=ON -DRPMP_SPARK_3_5_BIN="$spark35" \
-  -DRPMP_SPARK_SMOKE="${smoke%;}"
+  -DRPMP_SPARK_SMOKE="${smoke%;}" -DSPARK_SUBMIT="$(deploy/install-spark.sh --where 4.2.0)/spark-submit"
+wait "$spark_install" || { cat /tmp/rpmp-install-spark.log; echo "installing Spark ($spark_versions) failed" >&2; exit 1; }
 phase "tests"
 # All but the two Spark 3.5 ITs and their reference run: Spark 3.5 gets its unit suite
 # (PmofShuffleClusterTest included) and a smoke job, as the other lines do, and the same

@@ -38,13 +38,7 @@ ReplicaLink::~ReplicaLink() = default;
 
 StatusOr<std::unique_ptr<ReplicaLink>> ReplicaLink::Open(const std::string& endpoint,
                                                         const ReplicaLinkOptions& options) {
-  LinkOptions lo;
-  lo.provider = options.provider;
-  lo.timeout = options.timeout;
-  lo.name = options.name;
-  lo.buffer_cache_bytes = options.buffer_cache_bytes;
-  lo.max_inflight = options.max_inflight;
-  RPMP_ASSIGN_OR_RETURN(std::unique_ptr<Connection> conn, Connection::Open(endpoint, lo));
+  RPMP_ASSIGN_OR_RETURN(std::unique_ptr<Connection> conn, Connection::Open(endpoint, options));
   return std::unique_ptr<ReplicaLink>(new ReplicaLink(endpoint, std::move(conn)));
 }
 

@@ -18,10 +18,10 @@
 
 #include "common/status.h"
 #include "common/write_id.h"
+#include "link/connection.h"
 
 namespace rpmp {
 
-class Connection;
 
 // The sending primary's fence, carried by every replica frame (wire::kFlagFence).
 struct ReplicaFence {
@@ -36,12 +36,15 @@ struct ReplicaRecord {
   bool operator==(const ReplicaRecord& o) const { return tag == o.tag && length == o.length && crc == o.crc; }
 };
 
-struct ReplicaLinkOptions {
-  std::string provider = "tcp;ofi_rxm";
-  std::chrono::milliseconds timeout{2000};  // per call
-  std::string name = "rpmp-server replica link";
-  size_t buffer_cache_bytes = 64u << 20;
-  uint32_t max_inflight = 16;
+// A replica link's connection options: a Connection's, with the defaults of a server's
+// link to another server (short calls, a small buffer cache, few slots).
+struct ReplicaLinkOptions : LinkOptions {
+  ReplicaLinkOptions() {
+    timeout = std::chrono::milliseconds(2000);  // per call
+    name = "rpmp-server replica link";
+    buffer_cache_bytes = 64u << 20;
+    max_inflight = 16;
+  }
 };
 
 class ReplicaLink {

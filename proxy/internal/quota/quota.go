@@ -28,8 +28,8 @@ type Limit struct {
 	// Sessions of tenant credentials under the prefix, per server (the servers
 	// enforce it at HELLO; docs/cluster.md "Quotas").
 	Sessions uint32 `json:"sessions,omitempty"`
-	SetBy      string `json:"set_by,omitempty"` // certificate CN; "" without TLS
-	SetMs      int64  `json:"set_ms"`
+	SetBy    string `json:"set_by,omitempty"` // certificate CN; "" without TLS
+	SetMs    int64  `json:"set_ms"`
 }
 
 // Usage is a Limit with its current use.

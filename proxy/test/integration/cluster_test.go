@@ -4,6 +4,7 @@
 package integration
 
 import (
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -34,6 +35,21 @@ func startCluster(t *testing.T) *cluster {
 		}
 	}
 	return c
+}
+
+// startClusterWithNodes is startCluster plus one fake node per id, heartbeating to both
+// proxies; it returns once the leader sees them all LIVE, with a client of the leader.
+func startClusterWithNodes(t *testing.T, ids ...uint64) (*cluster, pb.ProxyClient, map[uint64]*fakeNode) {
+	c := startCluster(t)
+	lc := dial(t, c.leader.Addr)
+	nodes := map[uint64]*fakeNode{}
+	for _, id := range ids {
+		nodes[id] = startNode(t, id, c.proxies...)
+	}
+	eventually(t, 5*time.Second, fmt.Sprintf("%d LIVE nodes", len(ids)), func() bool {
+		return allState(lc, pb.NodeState_NODE_STATE_LIVE, ids...)
+	})
+	return c, lc, nodes
 }
 
 func TestEtcdServerVersion(t *testing.T) {
@@ -109,14 +125,7 @@ func TestExactlyOneLeaderAndFollowerRedirects(t *testing.T) {
 }
 
 func TestBadRequests(t *testing.T) {
-	c := startCluster(t)
-	lc := dial(t, c.leader.Addr)
-	for id := uint64(1); id <= 3; id++ {
-		startNode(t, id, c.proxies...)
-	}
-	eventually(t, 5*time.Second, "3 LIVE nodes", func() bool {
-		return allState(lc, pb.NodeState_NODE_STATE_LIVE, 1, 2, 3)
-	})
+	c, lc, _ := startClusterWithNodes(t, 1, 2, 3)
 	cases := []struct {
 		name    string
 		r, minR uint32
@@ -286,10 +295,8 @@ func TestNodeDeathSubstitutionDrainAndDelete(t *testing.T) {
 }
 
 func TestTTLExpiry(t *testing.T) {
-	c := startCluster(t)
-	lc := dial(t, c.leader.Addr)
-	n1 := startNode(t, 1, c.proxies...)
-	eventually(t, 5*time.Second, "node LIVE", func() bool { return allState(lc, pb.NodeState_NODE_STATE_LIVE, 1) })
+	_, lc, nodes := startClusterWithNodes(t, 1)
+	n1 := nodes[1]
 	for _, name := range []string{"tmp/expires", "tmp/touched"} {
 		if _, _, err := createOn(lc, name, 1, 0, 1); err != nil {
 			t.Fatal(err)

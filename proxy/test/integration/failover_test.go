@@ -30,14 +30,7 @@ func leads(t *testing.T, p *proxyProc) bool {
 }
 
 func TestFailoverKill9(t *testing.T) {
-	c := startCluster(t)
-	for id := uint64(1); id <= 3; id++ {
-		startNode(t, id, c.proxies...)
-	}
-	lc := dial(t, c.leader.Addr)
-	eventually(t, 5*time.Second, "3 LIVE nodes", func() bool {
-		return allState(lc, pb.NodeState_NODE_STATE_LIVE, 1, 2, 3)
-	})
+	c, lc, _ := startClusterWithNodes(t, 1, 2, 3)
 	before, _, err := createOn(lc, "durable/ns", 2, 0, 0)
 	if err != nil {
 		t.Fatal(err)

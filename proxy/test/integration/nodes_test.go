@@ -36,13 +36,8 @@ func wantRefused(t *testing.T, what string, err error, c codes.Code, fragments .
 }
 
 func TestRemoveDeadNode(t *testing.T) {
-	c := startCluster(t)
-	lc, fc := dial(t, c.leader.Addr), dial(t, c.follower.Addr)
-	nodes := map[uint64]*fakeNode{}
-	for id := uint64(1); id <= 3; id++ {
-		nodes[id] = startNode(t, id, c.proxies...)
-	}
-	eventually(t, 5*time.Second, "3 LIVE nodes", func() bool { return allState(lc, pb.NodeState_NODE_STATE_LIVE, 1, 2, 3) })
+	c, lc, nodes := startClusterWithNodes(t, 1, 2, 3)
+	fc := dial(t, c.follower.Addr)
 	solo, _, err := createOn(lc, "solo", 1, 1, 0)
 	if err != nil {
 		t.Fatal(err)

@@ -68,10 +68,7 @@ func TestAttackQuotaIsAdminOnlyAndLimitsNamespaces(t *testing.T) {
 // A quota is in etcd: the standby that takes over after kill -9 of the leader
 // enforces it.
 func TestQuotaSurvivesLeaderFailover(t *testing.T) {
-	c := startCluster(t)
-	startNode(t, 1, c.proxies...)
-	lc := dial(t, c.leader.Addr)
-	eventually(t, 5*time.Second, "node LIVE", func() bool { return allState(lc, pb.NodeState_NODE_STATE_LIVE, 1) })
+	c, lc, _ := startClusterWithNodes(t, 1)
 	ctx, cancel := ctx1s()
 	defer cancel()
 	if _, err := lc.SetQuota(ctx, &pb.SetQuotaRequest{Prefix: "q", MaxNamespaces: 1}); err != nil {
@@ -98,10 +95,7 @@ func TestQuotaSurvivesLeaderFailover(t *testing.T) {
 // A session quota reaches the servers in every heartbeat reply (they enforce it at
 // HELLO), and ListQuotas shows it; clearing it stops sending it.
 func TestSessionQuotaReachesNodesInHeartbeats(t *testing.T) {
-	c := startCluster(t)
-	startNode(t, 1, c.proxies...)
-	lc := dial(t, c.leader.Addr)
-	eventually(t, 5*time.Second, "node LIVE", func() bool { return allState(lc, pb.NodeState_NODE_STATE_LIVE, 1) })
+	_, lc, _ := startClusterWithNodes(t, 1)
 	ctx, cancel := ctx1s()
 	defer cancel()
 	q, err := lc.SetQuota(ctx, &pb.SetQuotaRequest{Prefix: "spark/app-7", MaxSessions: 3})
