@@ -16,16 +16,9 @@
 #include "proto/placement.h"
 #include "server/cluster/replicator.h"
 #include "server/server_metrics.h"
+#include "server/store/store.h"
 
 namespace rpmp {
-namespace {
-// The store's refusal of a write id older than its writer's window (Store::Reserve).
-bool TooOldToDeduplicate(const Status& st) {
-  return st.code() == StatusCode::kFailedPrecondition &&
-         st.message().find("can no longer be deduplicated") != std::string::npos;
-}
-}  // namespace
-
 Status Replicator::RepairMember(const std::string& ns, NsState* s, int index, ReplicaLink* link) {
   RepairProgress progress(ReplicationHooks());  // metrics: running, records, result
   auto started = std::chrono::steady_clock::now();
@@ -74,7 +67,7 @@ Status Replicator::RepairMember(const std::string& ns, NsState* s, int index, Re
         if (i == 0 && from == 0 && common < have.size()) put = true;  // must replace the diverged copy
         WriteKind kind = put ? WriteKind::kPut : WriteKind::kAppend;
         Status sent = link->Write(kind, ns, k.key, r.tag, r.data, r.length, r.crc, id, FenceOf(s));
-        if (id.valid() && TooOldToDeduplicate(sent)) {
+        if (id.valid() && IsWriteIdTooOld(sent)) {
           // The member remembers more newer writes of this writer than its window (a
           // record appended late, e.g. moved to an extent after a refusal): it could
           // never deduplicate this id, and a retry that old is refused everywhere, so

@@ -112,7 +112,7 @@ Status LogStore::CheckWriteId(Namespace* ns, const WriteId& id, WriteIdKind kind
   }
   if (ns->write_ids.TooOld(id)) {
     return Status::FailedPrecondition(name + " is older than the " + std::to_string(kWriteIdWindow) +
-                                      " newest of its writer; it can no longer be deduplicated");
+                                      " newest of its writer; " + kWriteIdTooOldText);
   }
   return Status::Ok();
 }

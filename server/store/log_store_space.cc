@@ -7,6 +7,7 @@
 #include <cstring>
 
 #include "common/log.h"
+#include "common/no_space.h"
 
 namespace rpmp {
 
@@ -111,7 +112,7 @@ void LogStore::SetCapacityTier(uint32_t index) {
 }
 
 std::string LogStore::NoSpaceMessage(uint64_t want) {
-  std::string m = "no pool can hold " + std::to_string(want) + " more bytes:";
+  std::string m = std::string(kNoSpacePoolsFull) + " " + std::to_string(want) + " more bytes:";
   for (auto& p : pools_) {
     uint64_t used = p->used;
     uint64_t cap = p->medium->capacity();

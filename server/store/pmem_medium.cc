@@ -14,6 +14,7 @@
 #include <cstring>
 #include <fstream>
 
+#include "common/no_space.h"
 #include "server/store/format.h"
 
 namespace rpmp {
@@ -119,7 +120,7 @@ PmemMedium::~PmemMedium() { pmemobj_close(pop_); }
 StatusOr<uint64_t> PmemMedium::Allocate(uint32_t type, uint64_t size, const void* header,
                                         uint64_t header_len) {
   if (size > PMEMOBJ_MAX_ALLOC_SIZE) {
-    return Status::NoSpace("pool " + path_ + " cannot hold an object of " +
+    return Status::NoSpace("pool " + path_ + " " + kNoSpaceObjectTooBig + " of " +
                            std::to_string(size) + " bytes (PMDK maximum)");
   }
   ConstructArgs args{header, header_len};

@@ -27,6 +27,15 @@ constexpr size_t kMaxNamespaceLength = 255;
 constexpr size_t kMaxKeyLength = 1024;
 constexpr size_t kWriteIdWindow = 4096;    // seqs remembered per writer and namespace
 constexpr size_t kWriteIdWriters = 65536;  // writers remembered per namespace
+// Ends the message of the store's refusal (kFailedPrecondition) of a write id older than
+// its writer's window. Over a replica link only the code and the message travel, so
+// repair (server/cluster/repair.cc) recognises the refusal by this one definition.
+constexpr char kWriteIdTooOldText[] = "it can no longer be deduplicated";
+// Whether `st` is that refusal (it may arrive annotated, through a replica link).
+inline bool IsWriteIdTooOld(const Status& st) {
+  return st.code() == StatusCode::kFailedPrecondition &&
+         st.message().find(kWriteIdTooOldText) != std::string::npos;
+}
 
 // WriteKind (put or append): common/write_id.h.
 

@@ -12,6 +12,7 @@
 #include <thread>
 #include <type_traits>
 
+#include "common/no_space.h"
 #include "server/store/testing/store_test_util.h"
 
 namespace rpmp {
@@ -264,7 +265,7 @@ COMPACT_TEST("compaction leaves segments closed less than the settle time alone,
   for (int i = 0; i < 1000 && full.ok(); i++) {
     full = Write(store.get(), "fill", "f" + std::to_string(i), MakeValue(i, 256 << 10));
   }
-  REQUIRE(full.IsNoSpace());
+  REQUIRE(IsStoreNoSpace(full));
   CHECK(*store->Compact(o) > 0);
   CheckModel(store.get(), m);
 }

@@ -4,6 +4,7 @@
 #include <atomic>
 #include <thread>
 
+#include "common/no_space.h"
 #include "server/store/testing/store_test_util.h"
 
 namespace rpmp {
@@ -142,7 +143,7 @@ CONTRACT_TEST("aborted reservations, explicit or by destruction, stay invisible"
   auto huge = store->Reserve(WriteSpec{"ns", "huge", WriteKind::kPut, 0, ~0ull, 0, {}});
   CHECK(huge.status().code() == StatusCode::kInvalidArgument);
   auto big = store->Reserve(WriteSpec{"ns", "big", WriteKind::kPut, 0, 1ull << 40, 0, {}});
-  CHECK(big.status().IsNoSpace());
+  CHECK(IsStoreNoSpace(big.status()));
 }
 
 // Four threads write `per_thread` records each, to one namespace or to four.

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cstdio>
 
+#include "common/no_space.h"
 #include "common/status.h"
 
 namespace rpmp {
@@ -23,12 +24,7 @@ std::pair<std::string, int> GroupExtents::Parse(const std::string& ns) {
   return {ns, 0};
 }
 
-bool GroupExtents::IsNoSpace(const Status& st) {
-  if (st.code() != StatusCode::kResourceExhausted) return false;
-  const std::string& m = st.message();
-  return m.find("no pool can hold") != std::string::npos || m.find("cannot hold an object") != std::string::npos ||
-         m.find("no free range") != std::string::npos;
-}
+bool GroupExtents::IsNoSpace(const Status& st) { return IsStoreNoSpace(st); }
 
 StatusOr<std::vector<std::string>> GroupExtents::ListExtents(Client* cluster, const std::string& group) {
   ClusterControl* cc = AsCluster(cluster);

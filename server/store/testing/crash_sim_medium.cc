@@ -4,6 +4,7 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "common/no_space.h"
 #include "server/store/format.h"
 
 namespace rpmp {
@@ -97,7 +98,7 @@ StatusOr<uint64_t> CrashSimMedium::Allocate(uint32_t type, uint64_t size, const 
                                             uint64_t header_len) {
   uint64_t extra = pmdk_offsets_ ? kPmdkHeader : 0;
   if (size > capacity_)  // before the arithmetic below, which would wrap near 2^64
-    return Status::NoSpace("medium cannot hold an object of " + std::to_string(size) + " bytes");
+    return Status::NoSpace(std::string("medium ") + kNoSpaceObjectTooBig + " of " + std::to_string(size) + " bytes");
   uint64_t want = store_format::AlignUp(size + extra);
   std::lock_guard<std::mutex> lock(mu_);
   if (std::optional<uint64_t> taken = free_.Take(want)) {
@@ -115,7 +116,7 @@ StatusOr<uint64_t> CrashSimMedium::Allocate(uint32_t type, uint64_t size, const 
     chunks_[offset] = {chunk, want};
     return offset;
   }
-  return Status::NoSpace("crash-sim medium has no free range of " + std::to_string(want) +
+  return Status::NoSpace(std::string("crash-sim medium has ") + kNoSpaceNoRange + " of " + std::to_string(want) +
                          " bytes");
 }
 

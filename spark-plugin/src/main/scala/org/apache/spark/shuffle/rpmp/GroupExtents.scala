@@ -56,7 +56,8 @@ private[spark] object GroupExtents extends Logging {
 
   /**
    * Whether `e` (an append's failure) says the namespace's nodes have no room: the store's
-   * "no pool can hold" (on the primary, or a required replica's, which the primary reports).
+   * "no space" phrases (on the primary, or a required replica's, which the primary reports),
+   * the list in common/no_space.h that servers compose with (docs/wire-protocol.md).
    * Other RESOURCE_EXHAUSTED answers (session limits, a busy peer) are not space.
    */
   def isNoSpace(e: Throwable): Boolean = e match {
