@@ -12,6 +12,9 @@
 # files 0600); pools
 # are /dev/shm/rpmp-cluster-BASE-N.pool (RPMP_POOL_SIZE, default 512m), kept across
 # stop/start so servers come back with their id and data ("stop --wipe" removes them).
+# RPMP_CAPACITY_POOL_SIZE (default none) gives each server a capacity tier too: a file
+# pool RUN/capacity-N.pool of that size (--capacity-pool), used when its /dev/shm pool is
+# full, as an SSD would be (docs/operations.md "Capacity tier").
 # RPMP_PREFAULT=1 starts the servers with --prefault (every pool page mapped at start:
 # a slower start, no first-touch page faults while serving; benchmarks use it).
 # Binaries come from RPMP_BIN_DIR (default build/bin). Readiness is polled (log lines,
@@ -142,6 +145,7 @@ start() {
     local node_tls=()
     secured && node_tls=(--tls-ca "$TLS/ca.crt" --tls-cert "$TLS/node$i.crt" --tls-key "$TLS/node$i.key")
     [ "${RPMP_PREFAULT:-0}" = 1 ] && node_tls+=(--prefault)
+    [ -n "${RPMP_CAPACITY_POOL_SIZE:-}" ] && node_tls+=(--capacity-pool "$RUN/capacity-$i.pool:$RPMP_CAPACITY_POOL_SIZE")
     spawn "server$i" "$BIN/rpmp-server" --listen "127.0.0.1:$((BASE + 20 + i))" \
       --pool "/dev/shm/rpmp-cluster-$BASE-$i.pool:$POOL_SIZE" --proxy "$PROXIES" ${auth[@]+"${auth[@]}"} \
       ${node_tls[@]+"${node_tls[@]}"} --metrics-listen "127.0.0.1:$((BASE + 30 + i))"

@@ -412,7 +412,7 @@ void Connection::OnResponse(RecvSlot* r, size_t len, PeerAddr src) {
       RPMP_LOG_WARN("%s; the next call opens a new session", result.message().c_str());
     }
   }
-  Finish(c, result, resp, gen);
+  Finish(c, result, resp, gen, /*server_answered=*/true);
 }
 
 void Connection::ExpireCalls() {
@@ -452,7 +452,8 @@ void Connection::ExpireCalls() {
   }
 }
 
-void Connection::Finish(Call* c, const Status& st, const wire::Response& resp, int64_t gen) {
+void Connection::Finish(Call* c, const Status& st, const wire::Response& resp, int64_t gen,
+                        bool server_answered) {
   ResponseFn fn;
   std::shared_ptr<void> release;  // dropped before `done` unless it must be quarantined
   bool current;
@@ -467,8 +468,12 @@ void Connection::Finish(Call* c, const Status& st, const wire::Response& resp, i
   }
   release.reset();
   // The session may be lost (server gone, restarted or silent): the next call opens a
-  // new one. A call of an older session says nothing about the current one.
-  if (current && (st.code() == StatusCode::kUnavailable || st.code() == StatusCode::kDeadlineExceeded))
+  // new one. A call of an older session says nothing about the current one, and an
+  // answer of the server's own (e.g. "no primary lease", "shutting down") says the
+  // session is fine: a server that ends one says so (kFlagSessionEnded, above). Before,
+  // every such answer cost a new session, one per retry while a namespace waited.
+  if (current && !server_answered &&
+      (st.code() == StatusCode::kUnavailable || st.code() == StatusCode::kDeadlineExceeded))
     needs_hello_.store(true);
   if (fn) fn(st, resp);
   std::lock_guard<std::mutex> lock(mu_);

@@ -165,7 +165,10 @@ class Connection {
   // Answers call c once (a later Finish of it does nothing). With `gen` (a reply's
   // generation), only if c still carries that request: a reply handled on one thread
   // must not finish the next request another thread put into the same slot.
-  void Finish(Call* c, const Status& st, const wire::Response& resp, int64_t gen = -1);
+  // Completes a call once. `server_answered`: `st` is the server's reply (not a local
+  // failure: a send error, a deadline, a refused port).
+  void Finish(Call* c, const Status& st, const wire::Response& resp, int64_t gen = -1,
+              bool server_answered = false);
   void MaybeFree(Call* c);
   // A free call slot holding `done` and `keepalive` (set under the lock, so a reply
   // to the slot's previous request can never see a half-set-up call); null on timeout.
