@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# The Debian packages (deploy/package/): builds them (`cmake --build BUILD --target
-# package`), unpacks them into a scratch root with dpkg -x, and checks:
+# The Debian packages (deploy/package/): packs them from a built BUILD (cpack), unpacks
+# them into a scratch root with dpkg -x, and checks:
 # - every binary runs from there (--help; rpmpctl finds its fast-start libraries under
 #   usr/lib/rpmp), the docs the units' Documentation= names are installed, the configs
 #   are conffiles, LICENSE/NOTICE, make-certs.sh, the udev rule and the jars are there;
@@ -21,7 +21,10 @@ fail() { echo "FAIL: $*" >&2; exit 1; }
 for tool in dpkg dpkg-deb systemd-analyze dpkg-shlibdeps c++ python3; do
   command -v "$tool" >/dev/null || fail "$tool not installed (deploy/install-deps.sh)"
 done
-cmake --build "$BUILD" --target package >"$BUILD/package.log" 2>&1 || { tail -20 "$BUILD/package.log"; fail "cpack failed"; }
+# cpack packs what BUILD holds (build it first: deploy/build.sh, as deploy/test.sh does);
+# the `package` target would build everything again, the Maven jars included (1-3 min).
+[ -x "$BUILD/bin/rpmp-server" ] || fail "$BUILD is not built (deploy/build.sh)"
+(cd "$BUILD" && cpack --config CPackConfig.cmake) >"$BUILD/package.log" 2>&1 || { tail -20 "$BUILD/package.log"; fail "cpack failed"; }
 root=$(mktemp -d)
 server_pid=""
 cleanup() {
