@@ -130,16 +130,20 @@ thread_ticks() {
   done
 }
 hz=$(getconf CLK_TCK)
-for s in $shards; do
+# start_server SHARDS LOG: a fresh rpmp-server on a new pool; sets port and spid.
+start_server() {
+  local extra=()
   port=$(free_port)
   rm -f "$pool"
-  extra=()
-  [ -n "$shard_flag" ] && extra=("$shard_flag" "$s")
+  [ -n "$shard_flag" ] && extra=("$shard_flag" "$1")
   PMEM_IS_PMEM_FORCE=1 "$bin/rpmp-server" --listen "127.0.0.1:$port" --pool "$pool:${SCALE_POOL_SIZE:-4G}" \
-    --provider "$provider" "${extra[@]}" >"$work/server-$s.log" 2>&1 &
+    --provider "$provider" "${extra[@]}" >"$2" 2>&1 &
   spid=$!
   bench_pids+=($spid)
-  wait_for "rpmp-server" 60 grep -q "rpmp-server ready" "$work/server-$s.log"
+  wait_for "rpmp-server" 60 grep -q "rpmp-server ready" "$2"
+}
+for s in $shards; do
+  start_server "$s" "$work/server-$s.log"
   for run in $runs; do
     w=${run%%:*} size=${run##*:}
     for c in $procs; do
@@ -182,15 +186,7 @@ done
 # run and the Redis above (one line per target, workload and thread count, then ratios).
 if [ -n "$ycsb_threads" ]; then
   widest=${shards##* }
-  port=$(free_port)
-  rm -f "$pool"
-  extra=()
-  [ -n "$shard_flag" ] && extra=("$shard_flag" "$widest")
-  PMEM_IS_PMEM_FORCE=1 "$bin/rpmp-server" --listen "127.0.0.1:$port" --pool "$pool:${SCALE_POOL_SIZE:-4G}" \
-    --provider "$provider" "${extra[@]}" >"$work/server-ycsb.log" 2>&1 &
-  spid=$!
-  bench_pids+=($spid)
-  wait_for "rpmp-server" 60 grep -q "rpmp-server ready" "$work/server-ycsb.log"
+  start_server "$widest" "$work/server-ycsb.log"
   for t in $ycsb_threads; do
     echo "== ycsb server_threads=$widest threads=$t"
     "$bin/rpmp-kv-bench" --provider "$provider" --target "rpmp=rpmp:127.0.0.1:$port" \
