@@ -46,7 +46,7 @@ PY
   export RPMP_TLS_DIR
 }
 
-# Stop keeps the cluster's logs in $RPMP_RUN_DIR; the pools go. (A paused server is
+# Stop keeps the cluster's logs in $RPMP_RUN_DIR; the pools go (capacity-tier files too). (A paused server is
 # resumed first so that it can stop.)
 stop_rpmp_cluster() {
   local f
@@ -54,5 +54,5 @@ stop_rpmp_cluster() {
     [[ -f "$f" ]] && kill -CONT "$(cat "$f")" 2>/dev/null || true
   done
   "$RPMP_CLUSTER_SCRIPT" stop >/dev/null 2>&1 || true
-  rm -f /dev/shm/rpmp-cluster-"$RPMP_BASE_PORT"-*.pool
+  rm -f /dev/shm/rpmp-cluster-"$RPMP_BASE_PORT"-*.pool "$RPMP_RUN_DIR"/capacity-*.pool
 }
