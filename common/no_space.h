@@ -2,7 +2,7 @@
 // the clients that act on it (the cluster client moves a group to a new extent; the
 // Spark plugin's GroupExtents.isNoSpace mirrors this list and its test pins it).
 // On the wire it is RESOURCE_EXHAUSTED whose message contains one of these phrases
-// (docs/wire-protocol.md "Status codes"); other RESOURCE_EXHAUSTED answers (session
+// (docs/wire-protocol.md, "Responses"); other RESOURCE_EXHAUSTED answers (session
 // limits, a full request table) are not space and must not move data elsewhere.
 #pragma once
 

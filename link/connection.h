@@ -165,8 +165,8 @@ class Connection {
   // Answers call c once (a later Finish of it does nothing). With `gen` (a reply's
   // generation), only if c still carries that request: a reply handled on one thread
   // must not finish the next request another thread put into the same slot.
-  // Completes a call once. `server_answered`: `st` is the server's reply (not a local
-  // failure: a send error, a deadline, a refused port).
+  // `server_answered`: `st` is the server's reply, not a local failure (a send error, a
+  // deadline, a refused port); only a local failure marks the session lost.
   void Finish(Call* c, const Status& st, const wire::Response& resp, int64_t gen = -1,
               bool server_answered = false);
   void MaybeFree(Call* c);

@@ -22,7 +22,6 @@
 
 namespace rpmp {
 
-
 // The sending primary's fence, carried by every replica frame (wire::kFlagFence).
 struct ReplicaFence {
   uint64_t epoch = 0;    // namespace epoch the primary acts in

@@ -27,7 +27,8 @@ DramMedium::~DramMedium() { std::free(base_); }
 StatusOr<uint64_t> DramMedium::Allocate(uint32_t type, uint64_t size, const void* header,
                                         uint64_t header_len) {
   if (size > capacity_)  // before AlignUp, which would wrap near 2^64
-    return Status::NoSpace(std::string("dram medium ") + kNoSpaceObjectTooBig + " of " + std::to_string(size) + " bytes");
+    return Status::NoSpace(std::string("dram medium ") + kNoSpaceObjectTooBig + " of " +
+                           std::to_string(size) + " bytes");
   uint64_t want = store_format::AlignUp(size);
   std::lock_guard<std::mutex> lock(mu_);
   if (std::optional<uint64_t> offset = free_.Take(want)) {
@@ -35,8 +36,8 @@ StatusOr<uint64_t> DramMedium::Allocate(uint32_t type, uint64_t size, const void
     std::memcpy(base_ + *offset, header, header_len);
     return *offset;
   }
-  return Status::NoSpace(std::string("dram medium has ") + kNoSpaceNoRange + " of " + std::to_string(want) +
-                         " bytes");
+  return Status::NoSpace(std::string("dram medium has ") + kNoSpaceNoRange + " of " +
+                         std::to_string(want) + " bytes");
 }
 
 void DramMedium::Free(uint64_t offset) {

@@ -152,9 +152,13 @@ WRITE_ID_TEST("the table keeps a bounded window per writer and goes with the nam
   for (uint64_t i = 1; i <= n; i++) {
     REQUIRE(Write(store.get(), "ns", "log", "r", WriteKind::kAppend, 0, {kWriter, i}).ok());
   }
-  // The oldest seqs fell out of the window: refused, not re-applied.
-  CHECK(store->Reserve(Spec("log", "r", WriteKind::kAppend, {kWriter, 1})).status().code() ==
-        StatusCode::kFailedPrecondition);
+  // The oldest seqs fell out of the window: refused, not re-applied, with the refusal
+  // repair recognises (it then resends the record without its id).
+  Status too_old = store->Reserve(Spec("log", "r", WriteKind::kAppend, {kWriter, 1})).status();
+  CHECK(too_old.code() == StatusCode::kFailedPrecondition);
+  CHECK(IsWriteIdTooOld(too_old));
+  CHECK(IsWriteIdTooOld(too_old.Annotate("replica x")));
+  CHECK_FALSE(IsWriteIdTooOld(Status(StatusCode::kFailedPrecondition, "no longer the primary")));
   CHECK(store->FindWrite("ns", {kWriter, 100}).state == WriteState::kUnknown);
   CHECK(store->FindWrite("ns", {kWriter, 101}).state == WriteState::kCommitted);
   REQUIRE(Write(store.get(), "ns", "log", "r", WriteKind::kAppend, 0, {kWriter, n}).ok());
