@@ -6,7 +6,9 @@
 
 namespace rpmp::testing {
 
-// A TCP port on 127.0.0.1 that was free a moment ago (bound to port 0, then closed).
+// A TCP port on 127.0.0.1 that was free a moment ago, outside the ephemeral range (so
+// no outgoing connection takes it before its user binds it); never the same twice in
+// one process.
 int FreePort();
 // RPMP_TEST_PROVIDER or "tcp;ofi_rxm".
 std::string Provider();

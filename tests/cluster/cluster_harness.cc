@@ -92,6 +92,15 @@ ClusterHarness::~ClusterHarness() {
 }
 
 bool ClusterHarness::Start(int nproxies, int nservers) {
+  std::string failed = Launch(nproxies, nservers);
+  if (failed.empty()) return true;
+  // A test only sees REQUIRE(h.Start(...)) fail: say which step, and every log so far.
+  std::fprintf(stderr, "ClusterHarness::Start(%d, %d): %s\n%s\n", nproxies, nservers, failed.c_str(),
+               Describe().c_str());
+  return false;
+}
+
+std::string ClusterHarness::Launch(int nproxies, int nservers) {
   int client_port = FreePort(), peer_port = FreePort();
   std::string client_url = "http://127.0.0.1:" + std::to_string(client_port);
   std::string peer_url = "http://127.0.0.1:" + std::to_string(peer_port);
@@ -100,24 +109,28 @@ bool ClusterHarness::Start(int nproxies, int nservers) {
                                        "--listen-client-urls", client_url, "--advertise-client-urls", client_url,
                                        "--listen-peer-urls", peer_url, "--initial-advertise-peer-urls", peer_url,
                                        "--initial-cluster", "t=" + peer_url});
-  if (!etcd_->Start() || !etcd_->WaitForLog("ready to serve client requests", std::chrono::seconds(30)))
-    return false;
+  if (!etcd_->Start()) return "etcd did not fork";
+  if (!etcd_->WaitForLog("ready to serve client requests", std::chrono::seconds(30)))
+    return "etcd not ready within 30 s";
   for (int i = 0; i < nproxies; i++) {
     std::string addr = "127.0.0.1:" + std::to_string(FreePort());
     std::vector<std::string> argv = {BinDir() + "/rpmp-proxy", "--listen", addr, "--etcd", client_url};
     argv.insert(argv.end(), kProxyFlags.begin(), kProxyFlags.end());
     proxies_.push_back(std::make_unique<ChildProcess>("proxy" + std::to_string(i), argv));
     proxy_addrs_.push_back(addr);
-    if (!proxies_.back()->Start()) return false;
+    if (!proxies_.back()->Start()) return "proxy " + std::to_string(i) + " did not fork";
   }
-  for (auto& p : proxies_)
-    if (!p->WaitForLog("listening on", std::chrono::seconds(30))) return false;
+  for (size_t i = 0; i < proxies_.size(); i++)
+    if (!proxies_[i]->WaitForLog("listening on", std::chrono::seconds(30)))
+      return "proxy " + std::to_string(i) + " not listening within 30 s";
   ProxyClientOptions po;
   po.retry_for = std::chrono::seconds(10);
   proxy_client_ = std::make_unique<ProxyClient>(proxy_addrs_, po);
   for (int i = 0; i < nservers; i++)
-    if (AddServer() == nullptr) return false;
-  return WaitLive(static_cast<size_t>(nservers), std::chrono::seconds(30));
+    if (AddServer() == nullptr) return "server " + std::to_string(i) + " did not start (its log is below)";
+  if (!WaitLive(static_cast<size_t>(nservers), std::chrono::seconds(60)))
+    return std::to_string(nservers) + " servers not LIVE in the node map within 60 s";
+  return "";
 }
 
 ServerProcess* ClusterHarness::AddServer() {
@@ -125,7 +138,11 @@ ServerProcess* ClusterHarness::AddServer() {
                                 "--replication-timeout", "6s"};
   args.insert(args.end(), server_args_.begin(), server_args_.end());
   auto s = std::make_unique<ServerProcess>(pool_size_, args);
-  if (!s->Start()) return nullptr;
+  if (!s->Start()) {
+    std::fprintf(stderr, "ClusterHarness: a server on %s did not become ready; its log:\n%s\n",
+                 s->address().c_str(), s->Log().c_str());
+    return nullptr;
+  }
   servers_.push_back(std::move(s));
   node_ids_.push_back(0);
   return servers_.back().get();

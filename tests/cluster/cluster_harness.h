@@ -49,7 +49,8 @@ class ClusterHarness {
   ClusterHarness();
   ~ClusterHarness();
   // Starts etcd, `proxies` proxies and `servers` servers and waits until every
-  // server is LIVE in the node map. False (with logs in Describe()) on failure.
+  // server is LIVE in the node map. False on failure, after printing to stderr the step
+  // that failed and every process's log.
   bool Start(int proxies, int servers);
   // Adds one more server (started, not yet necessarily LIVE).
   ServerProcess* AddServer();
@@ -79,6 +80,9 @@ class ClusterHarness {
   std::string Describe() const;
 
  private:
+  // Start's steps: "" when every one succeeded, else what failed.
+  std::string Launch(int proxies, int servers);
+
   std::string etcd_dir_;
   std::unique_ptr<ChildProcess> etcd_;
   std::vector<std::unique_ptr<ChildProcess>> proxies_;
