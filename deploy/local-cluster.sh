@@ -29,7 +29,8 @@
 # those under /rpmp/default/; RUN/tls/etcd-root.* is etcd's root user), the proxies serve
 # mutual TLS, each server heartbeats with its own node
 # certificate; the proxies issue per-application credentials from the same secret
-# (--token-secret-file). `status` prints RPMP_SECRET_FILE=... and RPMP_TLS_DIR=... (an
+# (--token-secret-file; RPMP_ISSUE_TOKENS=0 starts proxies that issue none, and clients
+# then prove the cluster secret, as before tenants existed). `status` prints RPMP_SECRET_FILE=... and RPMP_TLS_DIR=... (an
 # application's certificate) for clients (rpmpctl, rpmp-bench, librpmp, the Java
 # client); RUN/tls/admin is the operator's RPMP_TLS_DIR (drain, deleting any namespace).
 # `start --insecure` (or RPMP_INSECURE=1) starts everything without a secret or TLS
@@ -124,8 +125,8 @@ start() {
     # --token-secret-file: the proxies issue per-application credentials (IssueCredential,
     # `rpmpctl token issue`, the Spark plugin's per-application token; docs/security.md).
     proxy_tls=(--tls-cert "$TLS/proxy.crt" --tls-key "$TLS/proxy.key" --tls-ca "$TLS/ca.crt"
-      --etcd-ca "$TLS/etcd-ca.crt" --etcd-cert "$TLS/proxy-etcd.crt" --etcd-key "$TLS/proxy-etcd.key"
-      --token-secret-file "$SECRET")
+      --etcd-ca "$TLS/etcd-ca.crt" --etcd-cert "$TLS/proxy-etcd.crt" --etcd-key "$TLS/proxy-etcd.key")
+    [ "${RPMP_ISSUE_TOKENS:-1}" = 0 ] || proxy_tls+=(--token-secret-file "$SECRET")
   fi
   spawn etcd etcd --name rpmp-local --data-dir "$RUN/etcd-data" \
     --listen-client-urls "$scheme://127.0.0.1:$ETCD_PORT" --advertise-client-urls "$scheme://127.0.0.1:$ETCD_PORT" \

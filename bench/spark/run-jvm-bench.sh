@@ -13,13 +13,17 @@
 #       [--replicas 1] [--partitions N] [--heap-sweep 200,2000,10000] [--jfr]
 #       [--master 'local-cluster[2,1,2048]'] [--executor-memory 2g] [--build DIR]
 #       [--only rpmp|sort] [--rpmp-conf K=V]... [--conf K=V]... [--keep] [--insecure]
-#       [--old-build DIR --old-repo DIR]
+#       [--old-build DIR --old-repo DIR] [--peer-no-tokens]
 #
 # --old-build/--old-repo: an older checkout (old-repo) and its build (old-build, with
 # -DRPMP_JAVA=ON) run as a third shuffle, "rpmp-old", on a second local cluster of its
 # own (its deploy/local-cluster.sh and binaries, base port +100), in the same rounds: the
 # summary adds the ratio rpmp/rpmp-old ("no slower than before", same run, same load).
 # With --only rpmp, those two alone.
+# --peer-no-tokens: the third shuffle is this build again, on a second cluster whose
+# proxies issue no tenant tokens (local-cluster.sh RPMP_ISSUE_TOKENS=0): the executors
+# prove the cluster secret instead of a per-application token checked on every call.
+# The ratio rpmp/rpmp-old is then what tenant tokens cost (docs/security.md, "Cost").
 # The RPMP cluster is secured as local-cluster.sh makes it (cluster secret, mutual TLS);
 # --insecure starts it without either, to measure what security costs.
 # Sizes at --scale 1: terasort 10 M rows (orderBy, spark.sql.shuffle.partitions 200
@@ -37,7 +41,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 repo=$(cd "$here/../.." && pwd)
 jobs=terasort,agg,join rounds=3 scale=1.0 replicas=1 partitions="" heap_sweep="" jfr=0
 master="local-cluster[2,1,2048]" executor_memory=2g driver_memory=2g
-build=${RPMP_BUILD:-$repo/build} only="" keep=0 insecure=0 prefault=1 old_build="" old_repo=""
+build=${RPMP_BUILD:-$repo/build} only="" keep=0 insecure=0 prefault=1 old_build="" old_repo="" peer_no_tokens=0
 rpmp_extra=() common_extra=()
 usage() { sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 2; }
 while [[ $# -gt 0 ]]; do
@@ -60,12 +64,18 @@ while [[ $# -gt 0 ]]; do
     --no-prefault) prefault=0; shift ;;
     --old-build) old_build=$2; shift 2 ;;
     --old-repo) old_repo=$2; shift 2 ;;
+    --peer-no-tokens) peer_no_tokens=1; shift ;;
     -h|--help) usage ;;
     *) echo "run-jvm-bench: unknown argument $1" >&2; usage ;;
   esac
 done
 [[ "$rounds" =~ ^[1-9][0-9]*$ ]] || { echo "run-jvm-bench: --rounds must be a positive integer" >&2; exit 2; }
 case "$only" in ""|rpmp|sort) ;; *) echo "run-jvm-bench: --only rpmp|sort" >&2; exit 2 ;; esac
+if [[ $peer_no_tokens -eq 1 ]]; then
+  [[ -z "$old_build$old_repo" && $insecure -eq 0 && "$only" != sort ]] || {
+    echo "run-jvm-bench: --peer-no-tokens takes no --old-build, --insecure or --only sort" >&2; exit 2; }
+  old_build=$build old_repo=$repo
+fi
 if [[ -n "$old_build$old_repo" ]]; then
   [[ -n "$old_build" && -n "$old_repo" && "$only" != sort ]] || {
     echo "run-jvm-bench: --old-build and --old-repo go together, without --only sort" >&2; exit 2; }
@@ -103,7 +113,7 @@ cluster_up=0 old_up=0 failed=0 app_ids=()
 # old_cluster ARGS...: the older checkout's local-cluster.sh on its own ports, run dir, binaries.
 old_cluster() {
   RPMP_BASE_PORT=$((RPMP_BASE_PORT + 100)) RPMP_RUN_DIR="$work/old-cluster" RPMP_BIN_DIR="$old_build/bin" \
-    "$old_repo/deploy/local-cluster.sh" "$@"
+    RPMP_ISSUE_TOKENS=$((1 - peer_no_tokens)) "$old_repo/deploy/local-cluster.sh" "$@"
 }
 cleanup() {
   if [[ $cluster_up -eq 1 ]]; then "$repo/deploy/local-cluster.sh" stop --wipe >/dev/null 2>&1 || true; fi
@@ -187,7 +197,11 @@ echo "jobs=$jobs rounds=$rounds scale=$scale replicas=$replicas master=$master" 
 for j in ${jobs//,/ }; do echo "job $j: rows=$(rows_for "$j") shuffle_partitions=$(parts_for "$j")"; done
 echo "machine: $(nproc) cores, $(free -g | awk '/^Mem:/ {print $2 " GiB RAM, " $7 " GiB available"}'); uptime:$(uptime)"
 [[ "$only" == sort ]] || echo "rpmp: local cluster (3 servers, pools $RPMP_POOL_SIZE on /dev/shm, security $([[ $insecure -eq 1 ]] && echo off || echo "on: secret + mutual TLS"), pools prefaulted: $([[ $prefault -eq 1 ]] && echo yes || echo no)) proxies=$proxies; rpmp conf: ${rpmp_extra[*]:-(defaults)}"
-[[ -z "$old_build" ]] || echo "rpmp-old: $(git -C "$old_repo" log -1 --format='%h %ad' --date=short) from $old_build, its own local cluster (same pools and security) proxies=$old_proxies"
+if [[ $peer_no_tokens -eq 1 ]]; then
+  echo "rpmp-old: this build on a second local cluster whose proxies issue no tenant tokens (executors prove the cluster secret) proxies=$old_proxies"
+elif [[ -n "$old_build" ]]; then
+  echo "rpmp-old: $(git -C "$old_repo" log -1 --format='%h %ad' --date=short) from $old_build, its own local cluster (same pools and security) proxies=$old_proxies"
+fi
 [[ ${#common_extra[@]} -eq 0 ]] || echo "extra conf (both): ${common_extra[*]}"
 echo "work dir: $work"
 
@@ -215,6 +229,12 @@ run_one() {
   if [[ "$shuffle" == rpmp* ]] && ! grep -q "stored in RPMP namespace" "$log"; then
     echo "job=$job shuffle=$shuffle round=$round FAILED: shuffle not stored in RPMP (log $log)"
     failed=1
+  fi
+  # --peer-no-tokens: each side must have run as labelled (the driver's log says which).
+  if [[ $peer_no_tokens -eq 1 ]]; then
+    local want="RPMP credential for .* issued"
+    [[ "$shuffle" == rpmp-old ]] && want="RPMP proxies issue no per-application credentials"
+    grep -q "$want" "$log" || { echo "job=$job shuffle=$shuffle round=$round FAILED: no '$want' in $log"; failed=1; }
   fi
   "$py" "$here/bench_eventlog.py" record "$line" "$shuffle" "$round" "$work/events" "$results" || failed=1
 }
