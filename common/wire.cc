@@ -216,6 +216,9 @@ Status DecodeRequest(const char* buf, size_t len, Request* r) {
   } else {
     r->write_id = WriteId();
   }
+  if ((r->h.flags & kFlagInstallId) &&
+      (!(r->h.flags & kFlagReplica) || !(r->h.flags & kFlagWriteId) || r->h.op == Op::kDel))
+    return Bad("an installed write id on a frame other than a replica put or append with an id");
   if (r->h.flags & kFlagFence) {
     if (!TakesFence(r->h.op)) return Bad("a fence on an op that takes none");
     r->fence_epoch = rd.U64(); r->fence_primary = rd.U64();

@@ -90,6 +90,12 @@ enum HeaderFlags : uint16_t {
   // MAC instead of the cluster secret, and the session may act only on namespaces
   // under PREFIX. A server that predates it refuses the HELLO as malformed.
   kFlagToken = 2048,
+  // Cluster mode, replica put/append with kFlagWriteId only (repair's copies): the
+  // member stores the record even when it knows the id already, and the id then names
+  // this record; it is never refused as too old. A repair that rewrites a diverged key
+  // sends its records so, so that the member can deduplicate a client's retry of any
+  // of them once it serves as primary (docs/append-path.md). No body bytes of its own.
+  kFlagInstallId = 4096,
 };
 
 constexpr size_t kMaxToken = 1024;

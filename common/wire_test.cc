@@ -135,6 +135,38 @@ TEST_CASE("a fence (epoch, primary) rides after the write id on replica frames")
   CHECK(EncodeRequest(get, buf.data(), buf.size()) == 0);  // only writes carry a fence
 }
 
+TEST_CASE("an installed write id (repair's copy) is a replica put or append with an id, nothing else") {
+  Request r = PutInline("copy");
+  r.h.flags = kFlagInline | kFlagWriteId | kFlagReplica | kFlagFence | kFlagInstallId;
+  r.write_id = {3, 4};
+  r.fence_epoch = 1;
+  r.fence_primary = 2;
+  std::string frame = Encode(r);
+  Request d;
+  REQUIRE(DecodeRequest(frame.data(), frame.size(), &d).ok());
+  CHECK((d.h.flags & kFlagInstallId) != 0);
+  CHECK(d.write_id == r.write_id);
+  CHECK(d.inline_data == "copy");
+  // From a client (no replica flag), without an id, or on a delete: malformed.
+  Request client = r;
+  client.h.flags = kFlagInline | kFlagWriteId | kFlagInstallId;
+  Request no_id = r;
+  no_id.h.flags = kFlagInline | kFlagReplica | kFlagFence | kFlagInstallId;
+  Request del;
+  del.h.op = Op::kDel;
+  del.h.flags = kFlagReplica | kFlagWriteId | kFlagInstallId;
+  del.ns = "n";
+  del.key = "k";
+  del.write_id = {9, 1};
+  for (const Request* bad : {&client, &no_id, &del}) {
+    std::string buf(kMaxFrame, '\0');
+    size_t n = EncodeRequest(*bad, buf.data(), buf.size());  // the encoder does not check it
+    REQUIRE(n > 0);
+    Status st = DecodeRequest(buf.data(), n, &d);
+    CHECK(st.code() == StatusCode::kInvalidArgument);
+  }
+}
+
 TEST_CASE("a tag filter rides at the end of get_meta, and its reply carries next_start") {
   Request r;
   r.h.op = Op::kGetMeta;

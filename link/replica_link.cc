@@ -46,7 +46,7 @@ uint64_t ReplicaLink::node_id() const { return conn_->node_id(); }
 
 Status ReplicaLink::Write(WriteKind kind, const std::string& ns, const std::string& key, uint64_t tag,
                           const char* data, uint64_t len, uint32_t crc, const WriteId& id,
-                          const ReplicaFence& fence) {
+                          const ReplicaFence& fence, bool install_id) {
   wire::Request req;
   req.h.op = kind == WriteKind::kPut ? wire::Op::kPut : wire::Op::kAppend;
   req.ns = ns;
@@ -69,6 +69,7 @@ Status ReplicaLink::Write(WriteKind kind, const std::string& ns, const std::stri
   if (id.valid()) {
     req.h.flags |= wire::kFlagWriteId;
     req.write_id = id;
+    if (install_id) req.h.flags |= wire::kFlagInstallId;
   }
   req.h.flags |= wire::kFlagFence;
   req.fence_epoch = fence.epoch;

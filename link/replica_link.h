@@ -56,8 +56,10 @@ class ReplicaLink {
   // copied once into registered memory when it is larger than the inline limit.
   // `id` (may be invalid) is the client's write id: the member stores it with the
   // record and answers a repeat with the first outcome.
+  // install_id: a repair's copy (wire::kFlagInstallId); needs a valid id.
   Status Write(WriteKind kind, const std::string& ns, const std::string& key, uint64_t tag,
-               const char* data, uint64_t len, uint32_t crc, const WriteId& id, const ReplicaFence& fence);
+               const char* data, uint64_t len, uint32_t crc, const WriteId& id, const ReplicaFence& fence,
+               bool install_id = false);
   // Removes a key; absent keys are fine.
   Status Delete(const std::string& ns, const std::string& key, const WriteId& id, const ReplicaFence& fence);
   // Removes a namespace; absent namespaces are fine.

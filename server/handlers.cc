@@ -37,6 +37,7 @@ void Server::HandleWrite(Slot* s) {
   spec.length = q.length;
   spec.crc = q.crc;
   spec.id = q.write_id;
+  spec.install_id = (q.h.flags & wire::kFlagInstallId) != 0;  // the decoder allows it on replica frames only
   if (q.h.flags & wire::kFlagInline) {
     if (Crc32c(q.inline_data.data(), q.inline_data.size()) != q.crc)
       return ReplyError(s, Status::InvalidArgument("payload checksum does not match the frame's"));

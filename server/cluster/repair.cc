@@ -55,24 +55,28 @@ Status Replicator::RepairMember(const std::string& ns, NsState* s, int index, Re
         from = 0;
         rewritten++;
       }
-      // Records carry their write ids, except in a rewritten key: the member may
-      // already know those ids (from the diverged copy) and would skip them.
-      // A record with an id is sent with the kind it was written with (the member's
-      // id table checks it); an append to an absent key creates it.
+      // Records carry their write ids. A rewritten key's are installed
+      // (wire::kFlagInstallId): the member forgets the ids of the records the first put
+      // replaces and learns every id of the primary's copy, even those it knew from its
+      // diverged copy (it would skip those records otherwise). Without them, a client's
+      // retry of one of these writes would be stored a second time once the member
+      // serves as primary. A record with an id is sent with the kind it was written
+      // with (the member's id table checks it); an append to an absent key creates it.
+      bool rewrite = from != common;
       for (size_t i = from; i < view->records.size(); i++) {
         const RecordInfo& r = view->records[i];
-        WriteId id = from == common ? r.write_id : WriteId{};
+        WriteId id = r.write_id;
         WriteOutcome first = id.valid() ? store_->FindWrite(ns, id) : WriteOutcome{};
         bool put = first.state != WriteState::kUnknown ? first.kind == WriteIdKind::kPut : i == 0;
-        if (i == 0 && from == 0 && common < have.size()) put = true;  // must replace the diverged copy
+        if (i == 0 && rewrite) put = true;  // must replace the diverged copy
         WriteKind kind = put ? WriteKind::kPut : WriteKind::kAppend;
-        Status sent = link->Write(kind, ns, k.key, r.tag, r.data, r.length, r.crc, id, FenceOf(s));
-        if (id.valid() && IsWriteIdTooOld(sent)) {
+        Status sent = link->Write(kind, ns, k.key, r.tag, r.data, r.length, r.crc, id, FenceOf(s),
+                                  rewrite && id.valid());
+        if (id.valid() && !rewrite && IsWriteIdTooOld(sent)) {
           // The member remembers more newer writes of this writer than its window (a
-          // record appended late, e.g. moved to an extent after a refusal): it could
-          // never deduplicate this id, and a retry that old is refused everywhere, so
-          // the missing record goes without it.
-          sent = link->Write(kind, ns, k.key, r.tag, r.data, r.length, r.crc, WriteId{}, FenceOf(s));
+          // record appended late, e.g. moved to an extent after a refusal): a retry
+          // that old is refused everywhere; the record goes installed, its id kept.
+          sent = link->Write(kind, ns, k.key, r.tag, r.data, r.length, r.crc, id, FenceOf(s), true);
         }
         RPMP_RETURN_IF_ERROR(sent);
         records++;

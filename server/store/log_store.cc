@@ -99,7 +99,7 @@ Status LogStore::CheckWriteId(Namespace* ns, const WriteId& id, WriteIdKind kind
   if (!id.valid()) return Status::Ok();
   WriteOutcome o = ns->write_ids.Find(id);
   std::string name = "write id (" + std::to_string(id.writer) + ", " + std::to_string(id.seq) + ")";
-  if (o.state != WriteState::kUnknown && (o.kind != kind || o.key != key)) {
+  if (o.state != WriteState::kUnknown && ((o.kind != kind && !o.installed) || o.key != key)) {
     return Status::InvalidArgument(name + " was already used for another write in namespace '" +
                                    ns->name + "'");
   }
@@ -162,7 +162,8 @@ StatusOr<Reservation> LogStore::Reserve(const WriteSpec& spec) {
     std::lock_guard<std::mutex> lock(ns->mu);
     if (ns->deleted) continue;  // deleted meanwhile: use the new one
     bool duplicate = false;
-    RPMP_RETURN_IF_ERROR(CheckWriteId(ns.get(), spec.id, id_kind, spec.key, &duplicate));
+    if (!spec.install_id)
+      RPMP_RETURN_IF_ERROR(CheckWriteId(ns.get(), spec.id, id_kind, spec.key, &duplicate));
     if (duplicate) {
       auto impl = std::make_shared<LogReservation>();
       impl->owner = this;
@@ -189,6 +190,7 @@ StatusOr<Reservation> LogStore::Reserve(const WriteSpec& spec) {
     impl->length = spec.length;
     impl->crc = spec.crc;
     impl->id = spec.id;
+    impl->install_id = spec.install_id;
     PoolState* pool = place.segment->pool;
     return Reservation(std::move(impl), pool->medium->base() + payload_offset, spec.length,
                        pool->index, payload_offset);
@@ -222,6 +224,15 @@ Status LogStore::FinishReservation(LogReservation* impl, bool committed) {
   rec.bytes = fmt::RecordSize(impl->key.size(), impl->length, rec.flags);
   StoreCommitWord(rec, rec.seq);
   CountLive(rec);
+  KeyEntry& entry = ns->keys[impl->key];
+  if (impl->install_id && impl->kind == WriteKind::kPut) {
+    // A repair rewriting a diverged key: the records this put replaces are not in the
+    // primary's copy unless the repair installs them again (with their ids, after
+    // this). A client's retry of a discarded one must be stored anew, not answered
+    // from a record that is gone: forget their ids.
+    for (const StoredRecord& old : entry.records)
+      if (old.id.valid()) ns->write_ids.ForgetCommitted(old.id, old.seq);
+  }
   if (rec.id.valid()) {
     WriteOutcome o;
     o.kind = impl->kind == WriteKind::kPut ? WriteIdKind::kPut : WriteIdKind::kAppend;
@@ -229,9 +240,9 @@ Status LogStore::FinishReservation(LogReservation* impl, bool committed) {
     o.commit_seq = rec.seq;
     o.pool = rec.segment->pool->index;
     o.offset = rec.payload_offset;
+    o.installed = impl->install_id;
     ns->write_ids.Committed(rec.id, o);
   }
-  KeyEntry& entry = ns->keys[impl->key];
   if (impl->kind == WriteKind::kPut) MarkKeyDead(ns, &entry);
   entry.records.push_back(std::move(rec));
   entry.total_length += impl->length;

@@ -122,6 +122,7 @@ struct LogReservation : Reservation::Impl {
   uint64_t length = 0;
   uint32_t crc = 0;
   WriteId id;
+  bool install_id = false;  // WriteSpec::install_id
 };
 
 // Where a new record goes.

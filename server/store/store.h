@@ -49,6 +49,9 @@ struct WriteSpec {
   uint64_t length = 0;
   uint32_t crc = 0;
   WriteId id;
+  // A repair's copy (wire::kFlagInstallId): stored even when `id` is known (the id then
+  // names this record) and never refused as too old. Only replica frames set it.
+  bool install_id = false;
 };
 
 class SegmentAccess;
@@ -82,6 +85,9 @@ struct WriteOutcome {
   uint64_t commit_seq = 0;  // of the record (tombstone for a delete) it wrote
   uint32_t pool = 0;        // where that record's payload is (puts and appends)
   uint64_t offset = 0;
+  // Stored by a repair (WriteSpec::install_id), maybe as the put that rewrote its key
+  // although the client appended it: a retry of either kind is its duplicate.
+  bool installed = false;
 };
 
 // Records of one object, in append order, with pins keeping their memory alive.

@@ -55,6 +55,15 @@ void WriteIdTable::Forget(const WriteId& id) {
   if (w->second.seqs.empty()) writers_.erase(w);
 }
 
+void WriteIdTable::ForgetCommitted(const WriteId& id, uint64_t commit_seq) {
+  auto w = writers_.find(id.writer);
+  if (w == writers_.end()) return;
+  auto s = w->second.seqs.find(id.seq);
+  if (s != w->second.seqs.end() && s->second.state == WriteState::kCommitted && s->second.commit_seq == commit_seq)
+    w->second.seqs.erase(s);
+  if (w->second.seqs.empty()) writers_.erase(w);
+}
+
 // Drops the least recently used eighth (at least one) of the writers beyond the bound.
 void WriteIdTable::EvictWriters() {
   size_t drop = std::max<size_t>(writers_.size() - max_writers_, max_writers_ / 8);

@@ -33,6 +33,9 @@ class WriteIdTable {
   void Committed(const WriteId& id, const WriteOutcome& outcome);
   // Forgets an in-flight `id` (its write was aborted).
   void Forget(const WriteId& id);
+  // Forgets a committed `id` whose record is the one of commit sequence `commit_seq`
+  // (a repair discarded that record; WriteSpec::install_id).
+  void ForgetCommitted(const WriteId& id, uint64_t commit_seq);
 
   size_t writers() const { return writers_.size(); }
   size_t entries() const;
