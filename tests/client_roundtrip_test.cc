@@ -1,6 +1,11 @@
 // Integration: a real rpmp-server process and the C++ client. Round trips of every
 // size class byte for byte, async and future forms, records and one-sided reads, raw
 // memory, and many concurrent clients.
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
 #include <catch2/catch.hpp>
 #include <atomic>
 #include <cstring>
@@ -408,6 +413,24 @@ TEST_CASE("connecting to a port where no server listens fails clearly and quickl
          c.status().code() == StatusCode::kDeadlineExceeded));
   CHECK(c.status().message().find("cannot reach rpmp-server") != std::string::npos);
   CHECK(std::chrono::steady_clock::now() - t0 < std::chrono::seconds(15));
+}
+
+// The tests' harness, not the server: a port another process takes between FreePort()
+// and the server's bind (ctest -j runs tests side by side) costs a retry, not a failure.
+TEST_CASE("test harness: a server whose port was taken before its first start moves to another") {
+  ServerProcess server("64m", {"--segment-size", "1m"});
+  std::string first = server.address();
+  int squatter = socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  a.sin_port = htons(static_cast<uint16_t>(std::stoi(first.substr(first.rfind(':') + 1))));
+  REQUIRE(bind(squatter, reinterpret_cast<sockaddr*>(&a), sizeof(a)) == 0);
+  REQUIRE(listen(squatter, 1) == 0);
+  REQUIRE(server.Start());
+  CHECK(server.address() != first);
+  CHECK(Client::Connect(server.address()).ok());
+  close(squatter);
 }
 
 }  // namespace

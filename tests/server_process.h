@@ -22,7 +22,9 @@ class ServerProcess {
                          std::vector<std::string> extra_args = {});
   ~ServerProcess();
 
-  // Starts and waits up to 30 s for readiness; false (with stderr kept) on failure.
+  // Starts and waits up to 30 s for readiness; false on failure, after printing the
+  // server's log to stderr. A first start whose port another process took meanwhile
+  // tries another port (twice at most).
   bool Start();
   // Sends sig and reaps the process; returns its exit status (or 128+signal).
   int Kill(int sig);
@@ -44,6 +46,10 @@ class ServerProcess {
   std::vector<std::string> extra_;
   int port_;
   pid_t pid_ = -1;
+  bool started_ = false;  // it became ready once: a restart keeps port_
+
+  // One start: fork, exec, wait up to 30 s for the ready line.
+  bool Launch();
 };
 
 // Runs a command (argv[0] looked up in BinDir() when it has no '/'), feeding `input`
