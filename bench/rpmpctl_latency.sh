@@ -16,9 +16,12 @@ RUNS=${1:-30}
 command -v hyperfine >/dev/null || { echo "hyperfine missing (apt-get install hyperfine)" >&2; exit 1; }
 
 run_dir=$(mktemp -d)
-base=$((20000 + RANDOM % 12700))
+# shellcheck source=../tests/lib/port_block.sh
+source "$here/../tests/lib/port_block.sh"
+reserve_port_block || { echo "no free port block" >&2; exit 1; }
+base=$PORT_BLOCK
 export RPMP_RUN_DIR="$run_dir" RPMP_BASE_PORT=$base RPMP_BIN_DIR="$BIN" RPMP_POOL_SIZE=128m
-cleanup() { "$here/../deploy/local-cluster.sh" stop --wipe >/dev/null 2>&1 || true; rm -rf "$run_dir"; }
+cleanup() { "$here/../deploy/local-cluster.sh" stop --wipe >/dev/null 2>&1 || true; rm -rf "$run_dir"; release_port_block; }
 trap cleanup EXIT
 "$here/../deploy/local-cluster.sh" start >/dev/null
 # The cluster is secured (docs/security.md): the data plane's secret, and an application's

@@ -29,8 +29,11 @@ for tool in etcd openssl curl; do
   command -v "$tool" >/dev/null || fail "$tool not installed (deploy/install-deps.sh)"
 done
 
+# shellcheck source=../lib/port_block.sh
+source "$here/../lib/port_block.sh"
+reserve_port_block || fail "no free port block"
 work=$(mktemp -d)
-base=$((20000 + RANDOM % 12700))
+base=$PORT_BLOCK
 export RPMP_RUN_DIR="$work/cluster" RPMP_BASE_PORT=$base RPMP_BIN_DIR="$BIN" RPMP_POOL_SIZE=128m
 impostor="" proxy3=""
 cleanup() {
@@ -40,6 +43,7 @@ cleanup() {
   [ -n "$proxy3" ] && kill "$proxy3" 2>/dev/null && wait "$proxy3" 2>/dev/null
   "$here/../../deploy/local-cluster.sh" stop --wipe >/dev/null 2>&1 || true
   rm -rf "$work"
+  release_port_block
 }
 trap cleanup EXIT
 

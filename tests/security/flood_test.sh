@@ -32,8 +32,11 @@ for b in rpmp-server rpmp-bench rpmp-hostile-peer; do [ -x "$BIN/$b" ] || fail "
 rounds=5
 hello_timeout_ms=2000
 
+# shellcheck source=../lib/port_block.sh
+source "$(dirname "$0")/../lib/port_block.sh"
+reserve_port_block || fail "no free port block"
 work=$(mktemp -d)
-port=$((20000 + RANDOM % 12000))
+port=$PORT_BLOCK
 mport=$((port + 1))
 pool=/dev/shm/rpmp-flood-$$.pool
 server="" flood=""
@@ -41,6 +44,7 @@ cleanup() {
   [ -n "$flood" ] && kill "$flood" 2>/dev/null && wait "$flood" 2>/dev/null
   [ -n "$server" ] && kill "$server" 2>/dev/null && wait "$server" 2>/dev/null
   rm -rf "$work" "$pool"
+  release_port_block
 }
 trap cleanup EXIT
 (umask 077 && openssl rand -hex 32 >"$work/secret")

@@ -8,27 +8,12 @@
 #   start_rpmp_cluster WORK_DIR BUILD_DIR REPO_DIR PYTHON
 start_rpmp_cluster() {
   local work=$1 build_dir=$2 repo=$3 python_bin=$4 base
-  # local-cluster.sh uses BASE, BASE+1, BASE+10, BASE+11, BASE+20..22, BASE+30..32 and
-  # BASE+40..41 (metrics): find a free range, below Linux's ephemeral ports (32768+) so
-  # that no client socket of a test running beside this one takes a port before it is bound.
-  base=$("$python_bin" - <<'PY'
-import random, socket
-def free(p):
-    s = socket.socket()
-    try:
-        s.bind(("127.0.0.1", p)); return True
-    except OSError:
-        return False
-    finally:
-        s.close()
-for _ in range(200):
-    b = random.randrange(20000, 32700)
-    if all(free(b + o) for o in (0, 1, 10, 11, 20, 21, 22, 30, 31, 32, 40, 41)):
-        print(b); break
-else:
-    raise SystemExit("no free port range")
-PY
-)
+  # local-cluster.sh uses BASE..BASE+41: a block of ports reserved against the tests
+  # running beside this one (tests/lib/port_block.py).
+  # shellcheck source=../../../../tests/lib/port_block.sh
+  source "$repo/tests/lib/port_block.sh"
+  PORT_BLOCK_PYTHON=$python_bin reserve_port_block || { echo "no free port block"; exit 1; }
+  base=$PORT_BLOCK
   export RPMP_RUN_DIR="$work/cluster" RPMP_BASE_PORT="$base" RPMP_BIN_DIR="$build_dir/bin"
   export RPMP_POOL_SIZE=${RPMP_POOL_SIZE:-1g}
   export RPMP_CLUSTER_SCRIPT="$repo/deploy/local-cluster.sh"
@@ -55,4 +40,5 @@ stop_rpmp_cluster() {
   done
   "$RPMP_CLUSTER_SCRIPT" stop >/dev/null 2>&1 || true
   rm -f /dev/shm/rpmp-cluster-"$RPMP_BASE_PORT"-*.pool "$RPMP_RUN_DIR"/capacity-*.pool
+  release_port_block
 }
