@@ -80,7 +80,7 @@ func TestRepairSubstitutesNextOnRing(t *testing.T) {
 		t.Fatalf("repaired placement %v; want %v", got[0].Placement, want)
 	}
 	s := got[0].Substitutions
-	if len(s) != 1 || s[0] != (model.Substitution{Index: 1, Replaced: dead, Replacement: order[2], Epoch: 9, AtMs: 77, Reason: "dead"}) {
+	if len(s) != 1 || s[0] != (model.Substitution{Index: 1, Replaced: dead, Replacement: order[2], Epoch: 9, AtMs: 77, Reason: "dead", WasInSync: true}) {
 		t.Fatalf("substitutions %+v", s)
 	}
 	if g, _ := c.Get(ns.Name); !slices.Equal(g.Placement, order[:2]) {
@@ -148,6 +148,139 @@ func TestRepairSubstituteNeedsRoom(t *testing.T) {
 	}
 	if len(got[0].Substitutions) != 0 {
 		t.Fatalf("a full node was chosen: %+v", got[0].Substitutions)
+	}
+}
+
+// A member substituted out because it died, and back while its substitute is
+// still out of sync, takes its place again (its repair copies only what it
+// missed; the substitute's might never finish); a substitute already in sync
+// stays, and a member that left by draining is not put back.
+func TestReturningMemberReplacesUnsyncedSubstitute(t *testing.T) {
+	c := New(ring.DefaultVNodes)
+	all := []uint64{1, 2, 3, 4, 5}
+	ns := create(t, c, "kv/returning", Options{Replicas: 2}, all, 0)
+	order := ring.New(all, ring.DefaultVNodes).Place(ns.Name, 5)
+	dead := order[1]
+	isDead := true
+	reason := func(id uint64) string {
+		if id == dead && isDead {
+			return "dead"
+		}
+		return ""
+	}
+	usableNow := func() []uint64 {
+		if isDead {
+			return slices.DeleteFunc(slices.Clone(all), func(id uint64) bool { return id == dead })
+		}
+		return all
+	}
+	got := c.PlanRepairs(reason, usableNow(), nil, 1, 5)
+	if len(got) != 1 || got[0].Placement[1] != order[2] {
+		t.Fatalf("substitution: %+v", got)
+	}
+	c.PutNamespace(got[0])
+	// Still dead: nothing to do.
+	if again := c.PlanRepairs(reason, usableNow(), nil, 2, 6); len(again) != 0 {
+		t.Fatalf("changed while the member is dead: %+v", again)
+	}
+	isDead = false
+	got = c.PlanRepairs(reason, usableNow(), nil, 3, 7)
+	if len(got) != 1 || !slices.Equal(got[0].Placement, order[:2]) || got[0].Epoch != 7 {
+		t.Fatalf("returning member not put back: %+v; want placement %v at epoch 7", got, order[:2])
+	}
+	if !slices.Equal(got[0].InSync, []uint64{order[0]}) {
+		t.Fatalf("the returning member must rejoin through repair: in sync %v", got[0].InSync)
+	}
+	last := got[0].Substitutions[len(got[0].Substitutions)-1]
+	if last != (model.Substitution{Index: 1, Replaced: order[2], Replacement: dead, Epoch: 7, AtMs: 3, Reason: "returned"}) {
+		t.Fatalf("revert recorded as %+v", last)
+	}
+	if h := got[0].Holders(); !slices.Contains(h, order[2]) {
+		t.Fatalf("the substitute's partial copy must stay among the holders (deletion): %v", h)
+	}
+	c.PutNamespace(got[0])
+	if again := c.PlanRepairs(reason, usableNow(), nil, 4, 8); len(again) != 0 {
+		t.Fatalf("second plan changed %+v", again)
+	}
+	// Repaired: the member is in sync again.
+	back, _ := c.Get(ns.Name)
+	back.InSync = append(back.InSync, dead)
+	c.PutNamespace(back)
+
+	// The member dies again; its substitute dies too before its repair ended while
+	// the member is back: the member takes its place back, and the substitute,
+	// back in turn, does not take it again (it never held the namespace: two
+	// partial copies would swap places, a flip-flop seen in chaos_campaign).
+	isDead = true
+	got = c.PlanRepairs(reason, usableNow(), nil, 4, 8)
+	if len(got) != 1 || got[0].Placement[1] != order[2] {
+		t.Fatalf("substitution before the flip-flop check: %+v", got)
+	}
+	c.PutNamespace(got[0])
+	isDead = false
+	subDead := func(id uint64) string {
+		if id == order[2] {
+			return "dead"
+		}
+		return ""
+	}
+	noSub := slices.DeleteFunc(slices.Clone(all), func(id uint64) bool { return id == order[2] })
+	got = c.PlanRepairs(subDead, noSub, nil, 5, 9)
+	if len(got) != 1 || got[0].Placement[1] != dead {
+		t.Fatalf("the member did not take the dead substitute's place back: %+v", got)
+	}
+	c.PutNamespace(got[0])
+	if again := c.PlanRepairs(reason, all, nil, 6, 10); len(again) != 0 {
+		t.Fatalf("a substitute that never was in sync took the place back: %+v", again)
+	}
+	// Start over from a fully synced placement for the next case.
+	reset, _ := c.Get(ns.Name)
+	reset.Placement = slices.Clone(order[:2])
+	reset.InSync = slices.Clone(order[:2])
+	reset.Substitutions = nil
+	c.PutNamespace(reset)
+
+	// A substitute that joined the in-sync set stays when the member returns.
+	isDead = true
+	got = c.PlanRepairs(reason, usableNow(), nil, 5, 9)
+	if len(got) != 1 || got[0].Placement[1] != order[2] {
+		cur, _ := c.Get("kv/returning")
+		t.Fatalf("second substitution: %+v (catalog %+v)", got, cur)
+	}
+	synced := got[0]
+	synced.InSync = append(synced.InSync, order[2])
+	c.PutNamespace(synced)
+	isDead = false
+	if again := c.PlanRepairs(reason, usableNow(), nil, 6, 10); len(again) != 0 {
+		t.Fatalf("an in-sync substitute was replaced: %+v", again)
+	}
+
+	// Draining: the member left on purpose and is not put back.
+	d := create(t, c, "kv/drained", Options{Replicas: 2}, all, 0)
+	dOrder := ring.New(all, ring.DefaultVNodes).Place(d.Name, 5)
+	draining := true
+	drainReason := func(id uint64) string {
+		if id == dOrder[0] && draining {
+			return "draining"
+		}
+		return ""
+	}
+	rest := slices.DeleteFunc(slices.Clone(all), func(id uint64) bool { return id == dOrder[0] })
+	var moved model.Namespace
+	for _, n := range c.PlanRepairs(drainReason, rest, nil, 7, 11) {
+		if n.Name == d.Name {
+			moved = n
+		}
+	}
+	if moved.Name == "" || slices.Contains(moved.Placement, dOrder[0]) {
+		t.Fatalf("drain substitution: %+v", moved)
+	}
+	c.PutNamespace(moved)
+	draining = false
+	for _, n := range c.PlanRepairs(drainReason, all, nil, 8, 12) {
+		if n.Name == d.Name {
+			t.Fatalf("a drained member was put back: %+v", n)
+		}
 	}
 }
 

@@ -15,7 +15,9 @@ import (
 type NodeInfo func(id uint64) (reason string)
 
 // PlanRepairs returns every namespace whose placement changes because a
-// member must be replaced, with the substitutions recorded. usable are the
+// member must be replaced, or because a member that died came back while its
+// substitute was still out of sync (revertSubstitutes), with the substitutions
+// recorded. usable are the
 // LIVE non-draining node ids; room says whether a node has room for new data
 // (nodemap.Map.HasRoom). A substitute is the next usable node with room on
 // the ring that is not in the placement: a full node could not take the
@@ -33,12 +35,57 @@ func (c *Catalog) PlanRepairs(replace NodeInfo, usable []uint64, room func(uint6
 	r := ring.New(roomy, c.vnodes)
 	var out []model.Namespace
 	for _, ns := range c.namespaces {
-		if next, changed := repairOne(ns.Clone(), r, replace, nowMs, epoch); changed {
+		next, reverted := revertSubstitutes(ns.Clone(), usable, replace, nowMs, epoch)
+		if next, changed := repairOne(next, r, replace, nowMs, epoch); changed || reverted {
 			out = append(out, next)
 		}
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
 	return out
+}
+
+// revertSubstitutes puts back a member that was substituted out because it died
+// while in the in-sync set, and is usable again, when its substitute has not
+// joined the in-sync set yet (a member substituted out of sync, a substitute
+// that died before its repair ended among them, is not put back: its copy may be
+// a fraction of the namespace, and putting it back would swap two partial copies):
+// the returning member holds the namespace up to its death, so its repair copies
+// what it missed, where the substitute's copies everything, and may never finish
+// (a full group's copy on a node that cannot hold it: the namespace would stay
+// degraded and the substitute's partial copy would fill that node). The
+// substitute is recorded as substituted out ("returned"), so it stays among the
+// holders a deletion reaches. A substitute in sync stays: it is a full copy.
+func revertSubstitutes(ns model.Namespace, usable []uint64, replace NodeInfo, nowMs int64, epoch uint64) (model.Namespace, bool) {
+	changed := false
+	for i, current := range ns.Placement {
+		if slices.Contains(ns.InSync, current) {
+			continue
+		}
+		last := -1
+		for k, s := range ns.Substitutions {
+			if s.Index == i {
+				last = k
+			}
+		}
+		if last < 0 {
+			continue
+		}
+		s := ns.Substitutions[last]
+		back := s.Replaced
+		if s.Replacement != current || s.Reason != "dead" || !s.WasInSync || !slices.Contains(usable, back) ||
+			replace(back) != "" || slices.Contains(ns.Placement, back) {
+			continue
+		}
+		ns.Placement[i] = back
+		ns.Substitutions = append(ns.Substitutions, model.Substitution{
+			Index: i, Replaced: current, Replacement: back, Epoch: epoch, AtMs: nowMs, Reason: "returned",
+		})
+		changed = true
+	}
+	if changed {
+		ns.Epoch = epoch
+	}
+	return ns, changed
 }
 
 // repairOne substitutes the members of one namespace that must go. A dead
@@ -59,6 +106,7 @@ func repairOne(ns model.Namespace, r *ring.Ring, replace NodeInfo, nowMs int64, 
 		if inSync && len(ns.InSync) == 1 {
 			continue
 		}
+		wasInSync := inSync
 		if inSync && reason == "dead" {
 			ns.InSync = slices.DeleteFunc(ns.InSync, func(x uint64) bool { return x == id })
 			inSync, changed = false, true
@@ -73,6 +121,7 @@ func repairOne(ns model.Namespace, r *ring.Ring, replace NodeInfo, nowMs int64, 
 		ns.Placement[i] = sub
 		ns.Substitutions = append(ns.Substitutions, model.Substitution{
 			Index: i, Replaced: id, Replacement: sub, Epoch: epoch, AtMs: nowMs, Reason: reason,
+			WasInSync: wasInSync,
 		})
 		changed = true
 	}

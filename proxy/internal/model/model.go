@@ -58,6 +58,10 @@ type Substitution struct {
 	Epoch       uint64 `json:"epoch"`
 	AtMs        int64  `json:"at_ms"`
 	Reason      string `json:"reason"`
+	// WasInSync: the replaced member was in the in-sync set when it died (it held
+	// every acknowledged record then), so it may take its place back if it returns
+	// before its substitute is in sync (catalog.revertSubstitutes).
+	WasInSync bool `json:"was_in_sync,omitempty"`
 }
 
 // Namespace is a named set of records replicated on Placement.
