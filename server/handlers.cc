@@ -125,7 +125,15 @@ void Server::OnRmaDone(Slot* s, const Status& st) {
   commit_cv_.notify_one();
 }
 
+// A client read of a namespace whose copy this node dropped after being substituted
+// out of it: FailedPrecondition (the client asks the proxy again; removed_copy.cc).
+Status Server::CheckRead(const Slot* s) const {
+  if (coordinator_ == nullptr) return Status::Ok();
+  return coordinator_->CheckRead(std::string(s->req.ns));
+}
+
 void Server::HandleGet(Slot* s) {
+  if (Status c = CheckRead(s); !c.ok()) return ReplyError(s, c);
   StatusOr<ObjectView> v = store_->Get(std::string(s->req.ns), std::string(s->req.key));
   if (!v.ok()) return ReplyError(s, v.status());
   s->view = std::move(v).value();
@@ -179,6 +187,7 @@ void Server::HandleGet(Slot* s) {
 }
 
 void Server::HandleGetMeta(Slot* s) {
+  if (Status c = CheckRead(s); !c.ok()) return ReplyError(s, c);
   StatusOr<ObjectView> v = store_->Get(std::string(s->req.ns), std::string(s->req.key));
   if (!v.ok()) return ReplyError(s, v.status());
   const std::vector<RecordInfo>& recs = v->records;
@@ -216,6 +225,7 @@ void Server::HandleGetMeta(Slot* s) {
 }
 
 void Server::HandleList(Slot* s) {
+  if (Status c = CheckRead(s); !c.ok()) return ReplyError(s, c);
   size_t max = s->req.max == 0 || s->req.max > wire::kMaxPageItems ? wire::kMaxPageItems : s->req.max;
   StatusOr<ListPage> page = store_->List(std::string(s->req.ns), std::string(s->req.start_after), max);
   if (!page.ok()) return ReplyError(s, page.status());

@@ -119,6 +119,7 @@ class Server {
   // Cluster mode: true when the request must go through coordinator_.
   bool Coordinated(const Slot* s) const;
   Status CheckFence(const Slot* s) const;
+  Status CheckRead(const Slot* s) const;
   void CommitOrCoordinate(Slot* s);
 
   // Replies with the slot's response (status set by the caller) and recycles the slot

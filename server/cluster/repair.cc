@@ -165,6 +165,11 @@ void Replicator::ScanOnce() {
   }
   for (const v1::Namespace& ns : all->namespaces()) {
     NoteEpoch(ns);
+    if (HoldsRemovedCopy(ns)) {  // removed_copy.cc
+      std::string name = ns.name();
+      Enqueue(name, [this, name] { DropRemovedCopy(name); });
+      continue;
+    }
     int p = PrimaryIndex(ns);
     if (p < 0 || ns.placement(p).node_id() != self_) continue;
     // Members out of the in-sync set (substitutes, returning members): queue their

@@ -16,6 +16,7 @@
 // scanner thread. Start once, Stop once (fails queued work with Unavailable).
 #pragma once
 
+#include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <deque>
@@ -78,6 +79,7 @@ class Replicator : public WriteCoordinator {
   uint32_t SessionQuotaFor(const std::string& tenant_prefix, std::string* quota_prefix) const override {
     return session_quota_ ? session_quota_(tenant_prefix, quota_prefix) : 0;
   }
+  Status CheckRead(const std::string& ns) const override;
 
  private:
   struct NsState {
@@ -122,6 +124,12 @@ class Replicator : public WriteCoordinator {
   // Remembers the newest (epoch, primary) seen for ns, for CheckReplicaFrame.
   void NoteEpoch(const v1::Namespace& ns);
   void RepairJob(const std::string& ns);
+  // removed_copy.cc: this node was substituted out of ns and every member of ns is
+  // in sync, so its copy is garbage: drops it (on ns's worker) unless a newer epoch
+  // of ns was seen meanwhile. Replica frames of ns are refused while it is dropped.
+  void DropRemovedCopy(const std::string& ns);
+  // Whether ns (as the proxy lists it) is a removed copy that this node still holds.
+  bool HoldsRemovedCopy(const v1::Namespace& ns);
 
   void RunWrite(const WriteSpec& spec, Reservation* r, const DoneFn& done);
   void RunDelete(const std::string& ns, const std::string& key, const WriteId& id, const DoneFn& done);
@@ -138,7 +146,7 @@ class Replicator : public WriteCoordinator {
   std::vector<std::unique_ptr<Worker>> workers_;
   bool stopping_ = false;  // guarded by mu_
 
-  std::mutex mu_;  // guards ns_, links_, scan flags
+  mutable std::mutex mu_;  // guards ns_, links_, scan flags, fences_, dropping_, dropped_
   std::map<std::string, std::shared_ptr<NsState>> ns_;
   std::map<uint64_t, std::shared_ptr<ReplicaLink>> links_;
   std::map<uint64_t, std::string> link_endpoints_;
@@ -146,6 +154,9 @@ class Replicator : public WriteCoordinator {
     uint64_t epoch = 0, primary = 0;  // primary 0 = unknown / none usable
   };
   std::map<std::string, Fence> fences_;  // newest epoch seen per namespace
+  std::set<std::string> dropping_;        // copies being dropped: replica frames refused
+  std::map<std::string, uint64_t> dropped_;  // copies dropped, at that placement epoch
+  std::atomic<size_t> dropped_count_{0};   // dropping_ + dropped_ entries (reads skip the lock at 0)
   bool scan_wanted_ = true;
   std::condition_variable scan_cv_;
   std::thread scanner_;

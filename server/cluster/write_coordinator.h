@@ -41,6 +41,14 @@ class WriteCoordinator {
     (void)quota_prefix;
     return 0;
   }
+  // A client read (get, get_meta, list) of `ns`: FailedPrecondition when this node
+  // dropped its copy of ns after being substituted out of it (docs/cluster.md
+  // "Removed copies"), so that a client reading with an old placement asks the proxy
+  // again instead of taking "not found" for an answer. Non-blocking.
+  virtual Status CheckRead(const std::string& ns) const {
+    (void)ns;
+    return Status::Ok();
+  }
 };
 
 }  // namespace rpmp

@@ -112,6 +112,9 @@ std::string ClusterHarness::Launch(int nproxies, int nservers) {
   if (!etcd_->Start()) return "etcd did not fork";
   if (!etcd_->WaitForLog("ready to serve client requests", std::chrono::seconds(30)))
     return "etcd not ready within 30 s";
+  for (const char* binary : {"rpmp-proxy", "rpmp-server"})
+    if (access((BinDir() + "/" + binary).c_str(), X_OK) != 0)
+      return BinDir() + "/" + binary + " is not an executable (run from the build directory, or set RPMP_BIN_DIR)";
   for (int i = 0; i < nproxies; i++) {
     std::string addr = "127.0.0.1:" + std::to_string(FreePort());
     std::vector<std::string> argv = {BinDir() + "/rpmp-proxy", "--listen", addr, "--etcd", client_url};

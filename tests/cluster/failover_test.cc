@@ -1,11 +1,13 @@
 // Cluster integration: etcd + 2 proxies + 3 servers as real processes. A stream of
 // puts into an R=2 namespace survives kill -9 of the namespace's primary: every
 // acknowledged object is readable byte for byte and repair brings it back to two
-// copies (checked server-direct on each member). Killing the leader proxy: a standby
+// copies (checked server-direct on each member); the killed node, restarted, drops its
+// removed copy. Killing the leader proxy: a standby
 // leads within seconds and clients and servers carry on. Servers answering "no primary
 // lease" while the proxies are paused cost the client no new sessions.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <atomic>
 #include <csignal>
 #include <cstdlib>
@@ -120,6 +122,52 @@ TEST_CASE("R=2: acknowledged puts survive kill -9 of the primary, and repair res
   REQUIRE(repaired);
   std::printf("[figure] two full copies confirmed %.2f s after the writes ended\n",
               Seconds(std::chrono::steady_clock::now() - repair_start));
+
+  // The killed primary restarts: it was substituted out and both members are in sync,
+  // so its copy is garbage and it drops it (docs/cluster.md "Removed copies"): its
+  // records and bytes go, a read on it answers FailedPrecondition (a client with an old
+  // placement asks again) instead of "not found", and through the cluster every
+  // acknowledged put still reads back.
+  StatusOr<NamespaceInfo> placed = cc->DescribeNamespace("stream");
+  REQUIRE(placed.ok());
+  bool substituted = std::find(placed->replicas.begin(), placed->replicas.end(), ns->primary) == placed->replicas.end();
+  INFO(h.Describe());
+  REQUIRE(substituted);
+  REQUIRE(primary->Restart());
+  ClientOptions o;
+  o.provider = Provider();
+  o.timeout = 5s;
+  StatusOr<std::unique_ptr<Client>> old = Client::Connect(primary->address(), o);
+  REQUIRE(old.ok());
+  Status read_there;
+  bool dropped = Eventually([&] {
+    int first = ok.begin()->first;
+    StatusOr<std::string> got = (*old)->Get("stream", "k" + std::to_string(first));
+    read_there = got.status();
+    return got.status().code() == StatusCode::kFailedPrecondition;
+  }, 60s);
+  INFO(h.Describe() << "\nlast read on the restarted node: " << read_there.ToString() << "\n" << primary->Log());
+  REQUIRE(dropped);
+  CHECK(read_there.message().find("dropped its copy") != std::string::npos);
+  // "stream" was the only namespace it held: nothing is left.
+  StatusOr<ServerStats> after = (*old)->Stat();
+  REQUIRE(after.ok());
+  CHECK(after->keys == 0);
+  CHECK(after->records == 0);
+  CHECK(after->live_bytes == 0);
+  std::string log = primary->Log();
+  size_t line = log.find("dropped this node's copy of namespace stream");
+  REQUIRE(line != std::string::npos);
+  std::printf("[figure] the substituted-out node, restarted, dropped its copy (%llu keys, %llu records left): %s\n",
+              static_cast<unsigned long long>(after->keys), static_cast<unsigned long long>(after->records),
+              log.substr(line, log.find('\n', line) - line).c_str());
+  for (auto& [i, acknowledged] : ok) {
+    if (!acknowledged) continue;
+    StatusOr<std::string> got = c->Get("stream", "k" + std::to_string(i));
+    INFO("after the drop, key k" << i << ": " << got.status().ToString());
+    REQUIRE(got.ok());
+    REQUIRE(*got == Value(i));
+  }
 }
 
 TEST_CASE("killing the leader proxy: a standby leads and clients and servers continue") {
