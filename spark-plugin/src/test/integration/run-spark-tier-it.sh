@@ -26,6 +26,7 @@ echo "== RPMP shuffle of $rows KiB, replicas 2, 3 x (64 MiB fast + 256 MiB capac
 "$spark_submit" --master "local-cluster[2,1,1024]" --driver-memory 1g \
   --conf spark.ui.enabled=false --conf spark.shuffle.compress=false \
   --conf spark.sql.adaptive.enabled=false \
+  --conf spark.cleaner.referenceTracking=false \
   --conf spark.shuffle.manager=io.rpmp.spark.PmofShuffleManager \
   --conf "spark.rpmp.proxies=$RPMP_PROXIES" --conf spark.rpmp.replicas=2 \
   --conf spark.rpmp.fallback=fail \
@@ -33,6 +34,9 @@ echo "== RPMP shuffle of $rows KiB, replicas 2, 3 x (64 MiB fast + 256 MiB capac
   "$here/spark_tier_job.py" "$work/result.json" "$rows" > "$work/rpmp.log" 2>&1 &
 job=$!
 # The job holds its shuffle until result.json.release exists: read the nodes meanwhile.
+# (spark.cleaner.referenceTracking=false: Spark's ContextCleaner would otherwise delete the
+# shuffle as soon as the driver's JVM collects its dependency; a CI run saw
+# "Deleted RPMP namespace .../0" 2 s after the job, before the nodes were read.)
 deadline=$((SECONDS + 900))
 until [[ -f "$work/result.json" ]]; do
   kill -0 "$job" 2>/dev/null || { wait "$job" || true; tail -50 "$work/rpmp.log"; echo "FAIL the RPMP run ended without a result"; exit 1; }

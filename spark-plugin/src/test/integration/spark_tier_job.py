@@ -26,7 +26,8 @@ def aggregates(frame):
     return [int(r["n"]), int(r["ids"]), int(r["crcs"])]
 
 
-shuffled = aggregates(df.repartition(16, "id"))
+repartitioned = df.repartition(16, "id")  # held until the end, with its shuffle
+shuffled = aggregates(repartitioned)
 direct = aggregates(df)
 with open(out + ".tmp", "w") as f:
     json.dump({"shuffled": shuffled, "direct": direct, "rows": rows}, f)
