@@ -3,7 +3,8 @@
 # local RPMP cluster on emulated PMem (etcd, 2 rpmp-proxy, 3 rpmp-server with pools in
 # /dev/shm), and shows it working: replicated writes, a server killed with kill -9
 # while its data stays readable, a Spark job whose shuffles go through RPMP, and a
-# benchmark. Stops the cluster at the end (logs are kept and their place printed).
+# benchmark. Stops the cluster at the end (after a failure its logs are kept, and
+# their place printed).
 # Usage: deploy/demo.sh
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -16,7 +17,18 @@ export RPMP_BIN_DIR=$PWD/build/bin
 export RPMP_RUN_DIR=${RPMP_RUN_DIR:-/tmp/rpmp-demo-cluster}
 export RPMP_BASE_PORT=${RPMP_BASE_PORT:-7400}
 BIN=$RPMP_BIN_DIR
-trap 'deploy/local-cluster.sh stop --wipe >/dev/null 2>&1 || true' EXIT
+# The cluster stops at the end; after a failure its logs stay (the pools go).
+finish() {
+  local rc=$?
+  if [ "$rc" -eq 0 ]; then
+    deploy/local-cluster.sh stop --wipe >/dev/null 2>&1 || true
+  else
+    deploy/local-cluster.sh stop >/dev/null 2>&1 || true
+    rm -f /dev/shm/rpmp-cluster-"$RPMP_BASE_PORT"-*.pool
+    echo "demo failed (exit $rc); the cluster's logs are in $RPMP_RUN_DIR" >&2
+  fi
+}
+trap finish EXIT
 
 echo "== start a local cluster (pools on /dev/shm, logs in $RPMP_RUN_DIR)"
 deploy/local-cluster.sh stop --wipe >/dev/null 2>&1 || true
@@ -61,4 +73,4 @@ for r in 1 2; do
   "$BIN/rpmp-bench" --proxy "$RPMP_PROXIES" --replicas $r --workloads put,get --sizes 1m \
     --threads 2 --depth 4 --seconds 2 | sed 's/^/   /'
 done
-echo "== done; logs were in $RPMP_RUN_DIR"
+echo "== done (the cluster stops and its run directory $RPMP_RUN_DIR is removed)"

@@ -65,14 +65,27 @@ wait_for() {
   done
 }
 
-alive() { [ -f "$RUN/$1.pid" ] && kill -0 "$(cat "$RUN/$1.pid")" 2>/dev/null; }
+# alive NAME: its process exists and has not exited. A process killed with kill -9 stays a
+# zombie until its parent reaps it, and the parent of what `spawn` started (this script
+# has exited) is init, which on some hosts (containers, microVMs) reaps late: kill -0
+# succeeds on a zombie, so its state (/proc/PID/stat, after the command name) is checked.
+alive() {
+  [ -f "$RUN/$1.pid" ] || return 1
+  local pid state
+  pid=$(cat "$RUN/$1.pid")
+  kill -0 "$pid" 2>/dev/null || return 1
+  state=$(sed 's/^.*) //' "/proc/$pid/stat" 2>/dev/null | cut -d' ' -f1)
+  [ "$state" != Z ] && [ "$state" != X ]
+}
 
 # wait_logged NAME SECONDS PATTERN: polls NAME.log for PATTERN; fails at once, with the
 # log's tail, if NAME exits first, and with the tail after SECONDS.
 wait_logged() {
   local name=$1 secs=$2 pattern=$3
-  local deadline=$((SECONDS + secs))
-  until grep -q "$pattern" "$RUN/$name.log" 2>/dev/null; do
+  local deadline=$((SECONDS + secs)) from=1
+  # Only what this start wrote counts (a restart appends to the log of the last run).
+  [ -f "$RUN/$name.logstart" ] && from=$(( $(cat "$RUN/$name.logstart") + 1 ))
+  until tail -c +"$from" "$RUN/$name.log" 2>/dev/null | grep -q "$pattern"; do
     if ! alive "$name"; then
       tail -n 30 "$RUN/$name.log" >&2 2>/dev/null || true
       die "$name exited before logging '$pattern' (log: $RUN/$name.log)"
@@ -88,6 +101,7 @@ wait_logged() {
 spawn() {  # spawn NAME COMMAND...: runs in the background, stdout+stderr to NAME.log
   local name=$1; shift
   alive "$name" && { echo "$name already running (pid $(cat "$RUN/$name.pid"))"; return; }
+  { wc -c <"$RUN/$name.log" || echo 0; } 2>/dev/null >"$RUN/$name.logstart"
   "$@" >>"$RUN/$name.log" 2>&1 &
   echo $! >"$RUN/$name.pid"
 }
