@@ -17,7 +17,6 @@
 //
 // Callers: Replicator::ScanOnce (repair.cc) queues DropRemovedCopy; the server's read
 // handlers call CheckRead.
-#include "common/config_util.h"
 #include "common/log.h"
 #include "proto/placement.h"
 #include "server/cluster/replicator.h"
@@ -80,6 +79,13 @@ void Replicator::DropRemovedCopy(const std::string& ns) {
     RPMP_LOG_WARN("cannot drop this node's copy of namespace %s (substituted out of it): %s", ns.c_str(),
                   d.ToString().c_str());
   }
+}
+
+void Replicator::UndropLocked(const std::string& ns, uint64_t epoch) {
+  auto d = dropped_.find(ns);
+  if (d == dropped_.end() || (epoch != 0 && epoch <= d->second)) return;
+  dropped_.erase(d);
+  dropped_count_.fetch_sub(1);
 }
 
 Status Replicator::CheckRead(const std::string& ns) const {

@@ -106,7 +106,7 @@ void Replicator::ScanSoon() {
 void Replicator::Forget(const std::string& ns) {
   std::lock_guard<std::mutex> lock(mu_);
   ns_.erase(ns);
-  if (dropped_.erase(ns) > 0) dropped_count_.fetch_sub(1);  // deleted: a new one starts afresh
+  UndropLocked(ns, 0);  // deleted: a new one starts afresh
 }
 
 std::shared_ptr<Replicator::NsState> Replicator::StateOf(const std::string& ns) {
@@ -143,10 +143,7 @@ void Replicator::NoteEpoch(const v1::Namespace& ns) {
   bool member = false;
   for (const v1::Replica& m : ns.placement()) member = member || m.node_id() == self_;
   std::lock_guard<std::mutex> lock(mu_);
-  if (auto d = dropped_.find(ns.name()); member && d != dropped_.end() && ns.epoch() > d->second) {
-    dropped_.erase(d);  // a member again: reads and its repair are served (removed_copy.cc)
-    dropped_count_.fetch_sub(1);
-  }
+  if (member) UndropLocked(ns.name(), ns.epoch());  // a member again: reads and its repair are served
   Fence& f = fences_[ns.name()];
   if (ns.epoch() < f.epoch) return;
   if (ns.epoch() > f.epoch || f.primary == 0) f = {ns.epoch(), p >= 0 ? ns.placement(p).node_id() : 0};
@@ -169,10 +166,7 @@ Status Replicator::CheckReplicaFrame(const std::string& ns, bool has_fence, uint
                                                        std::to_string(epoch) + " is " + std::to_string(f.primary));
   if (primary == self_) return Status(StatusCode::kFailedPrecondition, "replica frame from this node itself");
   if (epoch > f.epoch) f = {epoch, primary};
-  if (auto d = dropped_.find(ns); d != dropped_.end() && epoch > d->second) {
-    dropped_.erase(d);  // a member again (a newer placement): its primary repairs it
-    dropped_count_.fetch_sub(1);
-  }
+  UndropLocked(ns, epoch);  // a member again (a newer placement): its primary repairs it
   return Status::Ok();
 }
 

@@ -130,6 +130,9 @@ class Replicator : public WriteCoordinator {
   void DropRemovedCopy(const std::string& ns);
   // Whether ns (as the proxy lists it) is a removed copy that this node still holds.
   bool HoldsRemovedCopy(const v1::Namespace& ns);
+  // Caller holds mu_: ns's copy counts as dropped no more when it was dropped at an
+  // epoch below `epoch` (0: whatever the epoch, e.g. ns was deleted).
+  void UndropLocked(const std::string& ns, uint64_t epoch);
 
   void RunWrite(const WriteSpec& spec, Reservation* r, const DoneFn& done);
   void RunDelete(const std::string& ns, const std::string& key, const WriteId& id, const DoneFn& done);
