@@ -91,6 +91,18 @@ public final class RpmpBuffer implements AutoCloseable {
     return this;
   }
 
+  /**
+   * Raises size() to at least {@code size}, atomically with other calls of this method: reads
+   * that fill disjoint ranges of one buffer complete on different threads, and each extends the
+   * valid bytes to its end; an unsynchronized max could let a shorter range's end win.
+   */
+  synchronized RpmpBuffer growSizeTo(int size) {
+    if (size > size()) {
+      setSize(size);
+    }
+    return this;
+  }
+
   public synchronized boolean isClosed() {
     return handle == 0;
   }

@@ -283,7 +283,7 @@ public final class RpmpClient implements AutoCloseable {
           nativeReadRecord(
               h, r.tag(), r.length(), r.crc(), r.pool(), r.rmaAddr(), r.rmaKey(), r.nodeId(),
               r.originNamespace(), r.originKey(), r.index(), dst.handle(), dstOffset);
-          dst.setSize((int) Math.max(dst.size(), dstOffset + r.length()));
+          dst.growSizeTo((int) (dstOffset + r.length()));
         });
   }
 
@@ -305,7 +305,7 @@ public final class RpmpClient implements AutoCloseable {
     AsyncResult<Void> result =
         nc.newResult(
             () -> {
-              dst.setSize((int) Math.max(dst.size(), dstOffset + r.length()));
+              dst.growSizeTo((int) (dstOffset + r.length()));
               return null;
             },
             null);
