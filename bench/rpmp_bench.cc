@@ -30,7 +30,7 @@ namespace {
 using Clock = std::chrono::steady_clock;
 
 struct Config {
-  std::string server, proxies, provider = "tcp;ofi_rxm";
+  std::string server, proxies, provider = "auto";
   std::string ns = "rpmp-bench";
   uint32_t replicas = 1;  // cluster mode: copies of every record
   std::vector<std::string> workloads = {"put", "get"};

@@ -73,7 +73,7 @@ constexpr const char* kUsage =
     "                                under P (default ttl 24h; needs RPMP_SECRET_FILE)\n";
 
 struct Args {
-  std::string server, proxy, provider = "tcp;ofi_rxm", timeout = "30s";
+  std::string server, proxy, provider = "auto", timeout = "30s";
   std::vector<std::string> words;
   std::map<std::string, std::string> opts;  // --tag
 };

@@ -96,6 +96,7 @@ StatusOr<std::unique_ptr<Connection>> Connection::OpenShard(Connection* primary,
                                                             uint32_t shard) {
   std::unique_ptr<Connection> c(
       new Connection(primary->server_ + " (data shard " + std::to_string(shard) + ")", primary->options_));
+  c->options_.first_hello_timeout = std::chrono::milliseconds(0);  // the provider is known
   // The shard's host and port, for PeerIsGone's probe.
   sockaddr_storage ss{};
   if (shard_address.size() > sizeof(ss)) return Status::InvalidArgument("shard address too long");
@@ -207,6 +208,11 @@ bool Connection::Submit(wire::Request& req, ResponseFn done, std::shared_ptr<voi
   if (req.h.op == wire::Op::kHello) {  // names no session; its reply is taken whatever its tag
     c->session = 0;
     c->tag = 0;
+    if (options_.first_hello_timeout.count() > 0 && opened_.load() == 0) {
+      std::lock_guard<std::mutex> lock(mu_);
+      c->deadline = std::min(c->deadline,
+                             std::chrono::steady_clock::now() + options_.first_hello_timeout);
+    }
   }
   req.h.session = c->session;
   req.h.session_tag = c->tag;

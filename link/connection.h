@@ -31,7 +31,7 @@ using ResponseFn = std::function<void(const Status&, const wire::Response&)>;
 // What a Connection needs to know; librpmp fills it from its ClientOptions, the
 // replica link from ReplicaLinkOptions.
 struct LinkOptions {
-  std::string provider = "tcp;ofi_rxm";  // libfabric provider, or "auto"
+  std::string provider = "auto";         // libfabric provider, or "auto"
   std::chrono::milliseconds timeout{30000};  // per call (and per one-sided read)
   std::string name = "rpmp-client";       // shows in server logs (HELLO)
   size_t buffer_cache_bytes = 256u << 20; // registered memory kept for reuse
@@ -43,6 +43,9 @@ struct LinkOptions {
   std::string tenant_token;
   // Ask the first HELLO to name the server's data shards (shard_addresses()).
   bool ask_shards = true;
+  // The deadline of the HELLOs that open the connection's first session; 0: timeout.
+  // Connection::Open sets it while it finds out which provider the server serves.
+  std::chrono::milliseconds first_hello_timeout{0};
 };
 
 class Connection {

@@ -2,7 +2,8 @@
 // each other (RxM's connection handshake is not the native TCP provider's), so a
 // HELLO over the wrong one gets no answer. When the first HELLO gets none, the client
 // asks over the other providers this host offers; the one the server answers on names
-// itself in its HELLO reply. With provider "auto" the client then uses it; with a
+// itself in its HELLO reply. With provider "auto" (the default) the client then uses it,
+// and its first HELLO waits at most kProbeTimeout before asking the others; with a
 // named provider it fails, naming both. Slow path only.
 #include <algorithm>
 
@@ -26,7 +27,13 @@ bool MayBeOtherProvider(const Status& st) {
 
 StatusOr<std::unique_ptr<Connection>> Connection::Open(const std::string& server,
                                                        const LinkOptions& options) {
-  StatusOr<std::unique_ptr<Connection>> first = OpenOn(server, options);
+  const bool automatic = options.provider == kAutoProvider;
+  // With auto the first HELLO is a probe too: a server on another provider never
+  // answers it, and waiting the whole call timeout (30 s by default) for that would make
+  // every auto client of an RxM server slow to start.
+  LinkOptions first_try = options;
+  if (automatic) first_try.first_hello_timeout = std::min(options.timeout, kProbeTimeout);
+  StatusOr<std::unique_ptr<Connection>> first = OpenOn(server, first_try);
   if (first.ok() || !MayBeOtherProvider(first.status())) return first;
   StatusOr<std::string> tried = ResolveProvider(options.provider, "");
   if (!tried.ok()) return first;
@@ -34,11 +41,11 @@ StatusOr<std::unique_ptr<Connection>> Connection::Open(const std::string& server
     if (*tried == t->name) continue;
     LinkOptions probe = options;
     probe.provider = t->name;
-    probe.timeout = std::min(options.timeout, kProbeTimeout);
+    probe.first_hello_timeout = std::min(options.timeout, kProbeTimeout);
     StatusOr<std::unique_ptr<Connection>> c = OpenOn(server, probe);
     if (!c.ok()) continue;
     std::string serves = (*c)->server_provider().empty() ? t->name : (*c)->server_provider();
-    if (options.provider != kAutoProvider) {
+    if (!automatic) {
       return Status::FailedPrecondition(
           "rpmp-server at " + server + " serves provider '" + serves +
           "', this client is configured for '" + options.provider +
@@ -46,11 +53,12 @@ StatusOr<std::unique_ptr<Connection>> Connection::Open(const std::string& server
     }
     RPMP_LOG_INFO("rpmp-server at %s serves provider %s (no answer over %s): using it",
                   server.c_str(), serves.c_str(), tried->c_str());
-    c->reset();  // reopen with the caller's own timeout
-    probe.timeout = options.timeout;
-    return OpenOn(server, probe);
+    return c;  // later calls and HELLOs have the caller's own timeout
   }
-  return first;
+  if (!automatic || first_try.first_hello_timeout >= options.timeout) return first;
+  // No other provider answered either: the server may only be slow. Its own provider
+  // again, with the whole timeout.
+  return OpenOn(server, options);
 }
 
 }  // namespace rpmp

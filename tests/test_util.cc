@@ -55,7 +55,7 @@ int FreePort() {
 
 std::string Provider() {
   const char* p = std::getenv("RPMP_TEST_PROVIDER");
-  return p != nullptr ? p : "tcp;ofi_rxm";
+  return p != nullptr ? p : "auto";
 }
 
 std::string TempPath(const std::string& tag) {

@@ -10,7 +10,8 @@ namespace rpmp::testing {
 // no outgoing connection takes it before its user binds it); never the same twice in
 // one process.
 int FreePort();
-// RPMP_TEST_PROVIDER or "tcp;ofi_rxm".
+// RPMP_TEST_PROVIDER or "auto", the product default (which $RPMP_PROVIDER overrides:
+// the *_over_net tests set it, tests/CMakeLists.txt).
 std::string Provider();
 // A fresh path under /dev/shm unique to this process and call: "/dev/shm/rpmp-test-<pid>-<n>-<tag>".
 std::string TempPath(const std::string& tag);

@@ -34,7 +34,7 @@
 namespace rpmp {
 
 struct FabricOptions {
-  std::string provider = "tcp;ofi_rxm";
+  std::string provider = kAutoProvider;  // or a row of transport/providers.cc
   std::string node;     // local address to bind; empty = let the provider choose
   std::string service;  // local port to listen on; empty = ephemeral
 };

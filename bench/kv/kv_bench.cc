@@ -221,7 +221,7 @@ int Main(int argc, char** argv) {
       "         SPEC: rpmp:HOST:PORT | rpmp-cluster:HOST:PORT[,HOST:PORT] | redis:HOST:PORT\n"
       "       [--workloads A,B,C,F] [--sizes 100,4k,64k] [--keys N] [--max-data SIZE]\n"
       "       [--threads N] [--seconds S] [--theta Z] [--replicas R] [--baseline LABEL]\n"
-      "       [--provider P]   (of rpmp: targets; default tcp;ofi_rxm, the server's default)\n"
+      "       [--provider P]   (of rpmp: targets; default auto, as the server's)\n"
       "  keys per size = min(--keys, --max-data / size); the baseline defaults to the first target\n";
   for (int i = 1; i < argc; i++) {
     std::string f = argv[i];

@@ -29,7 +29,9 @@
 namespace rpmp {
 
 struct ClientOptions {
-  std::string provider = "tcp;ofi_rxm";   // libfabric provider, as the server's
+  std::string provider = "auto";          // libfabric provider; auto: verbs;ofi_rxm where
+                                          // the host has RDMA, else tcp;ofi_rxm, else
+                                          // whichever the server answers on
   std::chrono::milliseconds timeout{30000};
   std::string name = "rpmp-client";       // shows in server logs
   size_t buffer_cache_bytes = 256u << 20; // registered memory kept for reuse

@@ -6,7 +6,7 @@ import java.time.Duration;
 
 /** Options of one client connection. Defaults match librpmp's. */
 public final class RpmpClientOptions {
-  private String provider = "tcp;ofi_rxm";
+  private String provider = "auto";
   private Duration timeout = Duration.ofSeconds(30);
   private String name = "rpmp-java";
   private long bufferCacheBytes = 256L << 20;
@@ -24,7 +24,10 @@ public final class RpmpClientOptions {
     return new RpmpClientOptions();
   }
 
-  /** libfabric provider, the same as the server's. */
+  /**
+   * libfabric provider: "auto" (the default: verbs;ofi_rxm where the host has RDMA, else
+   * tcp;ofi_rxm, else whichever the server answers on) or a provider the server serves.
+   */
   public RpmpClientOptions provider(String provider) {
     this.provider = provider;
     return this;

@@ -176,7 +176,7 @@ private[spark] object RpmpConf {
     val authSecret = readSecret(conf)
     RpmpConf(
       servers = servers,
-      provider = conf.get(ProviderKey, "tcp;ofi_rxm"),
+      provider = conf.get(ProviderKey, "auto"),
       timeoutMs = conf.getTimeAsMs(TimeoutKey, "30s"),
       pushBufferSize = pushBufferSize.toInt,
       maxBytesInFlight = maxInFlight,

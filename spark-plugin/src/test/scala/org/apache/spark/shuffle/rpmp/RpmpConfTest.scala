@@ -14,7 +14,7 @@ class RpmpConfTest {
     assertEquals(48L << 20, c.maxBytesInFlight)
     assertEquals(30000L, c.timeoutMs)
     assertEquals(FallbackPolicy.Sort, c.fallback)
-    assertEquals("tcp;ofi_rxm", c.provider)
+    assertEquals("auto", c.provider)
     assertFalse(c.clusterMode)
     assertEquals(2, c.replicas)
     assertEquals(24L * 3600, c.ttlSeconds)
