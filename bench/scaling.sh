@@ -4,8 +4,11 @@
 # rpmp-bench processes x threads with 4 KiB get/put and 1 MiB put/get; beside it, as
 # peers and limits in the same run, redis-server (persistence off) with
 # redis-benchmark, fi_pingpong for each RDM TCP provider this libfabric offers, and
-# iperf3 over loopback. Prints one key=value line per run: ops/s, MB/s, p50/p99 and the
-# server's CPU (whole process, and per thread for threads above 5% of a core).
+# iperf3 over loopback. Prints one key=value line per run: ops/s, MB/s, p50/p99, the
+# server's CPU (whole process, and per thread for threads above 5% of a core, over each
+# run; server_cpu_measured_pct over its measured seconds alone) and how busy the whole
+# machine was over those seconds (machine_busy_measured_pct: near 100 with the server's
+# threads below a core each means the clients, on the same machine, are the limit).
 #
 # Usage: bench/scaling.sh [--smoke] [BIN_DIR]
 #   BIN_DIR: a build's bin/ (default build/bin), or a folder packed by
@@ -122,6 +125,10 @@ done
 # ---- RPMP ----------------------------------------------------------------------------
 # cpu_ticks PID: utime+stime of the process; thread_ticks PID: "tid comm ticks" per thread.
 cpu_ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; }
+# machine_ticks: "busy total" jiffies of the whole machine (/proc/stat; idle and iowait
+# are not busy). Beside the server's own CPU it tells whether the machine, i.e. the
+# clients on it, ran out of cores before the server did.
+machine_ticks() { awk '/^cpu / {t = 0; for (i = 2; i <= NF; i++) t += $i; print t - $5 - $6, t}' /proc/stat; }
 thread_ticks() {
   local t
   for t in /proc/"$1"/task/*; do
@@ -150,6 +157,12 @@ for s in $shards; do
       for t in $threads; do
         before=$(cpu_ticks "$spid"); thread_ticks "$spid" >"$work/tt.before"
         start=$(date +%s.%N)
+        # Samples of the server's and the machine's ticks, so that CPU can also be given
+        # over the measured seconds alone (the last `seconds` before the processes end;
+        # before them each process measures its TCP baseline and fills its keys).
+        ( while :; do echo "$(date +%s.%N) $(cpu_ticks "$spid") $(machine_ticks)"; sleep 0.2; done ) \
+          >"$work/samples" 2>/dev/null &
+        sampler=$!
         pids=()
         for i in $(seq "$c"); do
           "$bin/rpmp-bench" --server "127.0.0.1:$port" --provider "$provider" --workloads "$w" \
@@ -161,18 +174,26 @@ for s in $shards; do
         for p in "${pids[@]}"; do wait "$p" || fail=1; done
         elapsed=$(awk -v a="$start" -v b="$(date +%s.%N)" 'BEGIN {print b - a}')
         after=$(cpu_ticks "$spid"); thread_ticks "$spid" >"$work/tt.after"
+        kill "$sampler" 2>/dev/null; wait "$sampler" 2>/dev/null || true
+        # "SERVER_PCT MACHINE_PCT" over the sampled window [end - seconds, end - 0.2 s].
+        window=$(awk -v end="$(date +%s.%N)" -v secs="$seconds" -v hz="$hz" '
+          NF == 4 && $1 >= end - secs - 0.2 && $1 <= end - 0.2 { if (!n++) { t0 = $1; s0 = $2; b0 = $3; a0 = $4 }
+            t1 = $1; s1 = $2; b1 = $3; a1 = $4 }
+          END { if (n < 2 || t1 <= t0 || a1 <= a0) { print "- -"; exit }
+                printf "%.0f %.0f", 100 * (s1 - s0) / hz / (t1 - t0), 100 * (b1 - b0) / (a1 - a0) }' "$work/samples")
+        read -r cpu_window machine <<<"$window"
         cpu=$(awk -v a="$before" -v b="$after" -v e="$elapsed" -v hz="$hz" 'BEGIN {printf "%.0f", 100 * (b - a) / hz / e}')
         per_thread=$(awk -v e="$elapsed" -v hz="$hz" 'NR == FNR {b[$1] = $3; next}
           { p = 100 * ($3 - b[$1]) / hz / e; if (p >= 5) printf "%s%s:%.0f", (n++ ? "," : ""), $2, p }' \
           "$work/tt.before" "$work/tt.after")
         # Sum throughput over the processes; p50/p99: the worst process's.
-        cat "$work"/bench-*.out | awk -v s="$s" -v c="$c" -v t="$t" -v cpu="$cpu" -v pt="${per_thread:-none}" -v fail="$fail" '
+        cat "$work"/bench-*.out | awk -v s="$s" -v c="$c" -v t="$t" -v cpu="$cpu" -v pt="${per_thread:-none}" -v cw="$cpu_window" -v mb_pct="$machine" -v fail="$fail" '
           /^workload=/ { for (i = 1; i <= NF; i++) { split($i, kv, "="); v[kv[1]] = kv[2] }
             ops += v["ops_per_s"]; mb += v["MBps"]; err += v["errors"]; n++
             if (v["p50_us"] + 0 > p50) p50 = v["p50_us"] + 0; if (v["p99_us"] + 0 > p99) p99 = v["p99_us"] + 0
             w = v["workload"]; size = v["size"] }
-          END { printf "rpmp workload=%s size=%s server_threads=%s procs=%d threads=%d ops_per_s=%.0f MBps=%.1f p50_us=%s p99_us=%s server_cpu_pct=%s server_threads_cpu_pct=%s errors=%d%s\n",
-                  w, size, s, c, t, ops, mb, p50, p99, cpu, pt, err, (n == c && !fail) ? "" : " FAILED" }'
+          END { printf "rpmp workload=%s size=%s server_threads=%s procs=%d threads=%d ops_per_s=%.0f MBps=%.1f p50_us=%s p99_us=%s server_cpu_pct=%s server_threads_cpu_pct=%s server_cpu_measured_pct=%s machine_busy_measured_pct=%s errors=%d%s\n",
+                  w, size, s, c, t, ops, mb, p50, p99, cpu, pt, cw, mb_pct, err, (n == c && !fail) ? "" : " FAILED" }'
         grep -h "first error" "$work"/bench-*.out | head -1 || true
         rm -f "$work"/bench-*.out
       done
