@@ -28,9 +28,9 @@ bool MayBeOtherProvider(const Status& st) {
 StatusOr<std::unique_ptr<Connection>> Connection::Open(const std::string& server,
                                                        const LinkOptions& options) {
   const bool automatic = options.provider == kAutoProvider;
-  // With auto the first HELLO is a probe too: a server on another provider never
-  // answers it, and waiting the whole call timeout (30 s by default) for that would make
-  // every auto client of an RxM server slow to start.
+  // With auto the first HELLO is a probe too: a server on another provider (e.g. one
+  // started with --provider net) never answers it, and waiting the whole call timeout
+  // (30 s by default) for that would make every auto client of it slow to start.
   LinkOptions first_try = options;
   if (automatic) first_try.first_hello_timeout = std::min(options.timeout, kProbeTimeout);
   StatusOr<std::unique_ptr<Connection>> first = OpenOn(server, first_try);

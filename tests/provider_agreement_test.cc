@@ -69,6 +69,22 @@ TEST_CASE("a client set to auto uses the provider the server serves") {
   }
 }
 
+TEST_CASE("an auto client of a server on another provider connects without waiting its whole timeout") {
+  std::string native = NativeTcp();
+  REQUIRE_FALSE(native.empty());
+  ServerProcess server("256m", {"--provider", native});
+  REQUIRE(server.Start());
+  ClientOptions o;  // provider auto (tcp;ofi_rxm first here), the default 30 s timeout
+  REQUIRE(o.provider == "auto");
+  auto start = std::chrono::steady_clock::now();
+  auto c = Client::Connect(server.address(), o);
+  auto took = std::chrono::steady_clock::now() - start;
+  REQUIRE(c.ok());
+  CHECK(took < std::chrono::seconds(15));  // the first HELLO waits 2 s, not 30
+  std::string v = "v";
+  CHECK((*c)->Put("ns", "k", v.data(), v.size()).ok());
+}
+
 TEST_CASE("64 MiB values round-trip over the native TCP provider") {
   std::string native = NativeTcp();
   REQUIRE_FALSE(native.empty());
