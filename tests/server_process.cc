@@ -12,6 +12,7 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <fstream>
 #include <sstream>
 #include <thread>
@@ -127,6 +128,13 @@ bool ServerProcess::DiedOnItsOwn() {
   int status = 0;
   if (waitpid(pid_, &status, WNOHANG) != pid_) return false;
   pid_ = -1;
+  if (WIFSIGNALED(status)) {
+    death_signal_ = WTERMSIG(status);
+    death_ = "killed by signal " + std::to_string(death_signal_) + " (" + strsignal(death_signal_) + ")";
+  } else {
+    death_signal_ = 0;
+    death_ = "exited with status " + std::to_string(WEXITSTATUS(status));
+  }
   return true;
 }
 

@@ -33,8 +33,13 @@ class ServerProcess {
   // returns once every thread of the server is stopped (false after 10 s).
   bool Signal(int sig) const;
   bool Running() const { return pid_ > 0; }
-  // True when the process ended without Kill() (e.g. the OOM killer); reaps it.
+  // True when the process ended without Kill() (a crash, or the OOM killer); reaps it
+  // and records how it ended (death(), death_signal()).
   bool DiedOnItsOwn();
+  // How the last self-inflicted end went: "exited with status N" or "killed by signal N
+  // (name)"; empty when none was seen. death_signal() is the signal, or 0.
+  const std::string& death() const { return death_; }
+  int death_signal() const { return death_signal_; }
 
   std::string address() const { return "127.0.0.1:" + std::to_string(port_); }
   const std::string& pool_path() const { return pool_; }
@@ -47,6 +52,8 @@ class ServerProcess {
   int port_;
   pid_t pid_ = -1;
   bool started_ = false;  // it became ready once: a restart keeps port_
+  std::string death_;
+  int death_signal_ = 0;
 
   // One start: fork, exec, wait up to 30 s for the ready line.
   bool Launch();

@@ -37,7 +37,9 @@
 #include <mutex>
 #include <random>
 #include <set>
+#include <sstream>
 #include <thread>
+#include <vector>
 
 #include "rpmp/group_extents.h"
 #include "common/config_util.h"
@@ -235,13 +237,38 @@ bool AllServersRunning(ClusterHarness& h) {
   return true;
 }
 
-// A server that died without being killed by the campaign (the OOM killer on a shared
-// machine) makes the run say nothing about the cluster: reported as an environment
-// failure (exit 2), not a verdict.
-bool SomeServerDiedOnItsOwn(ClusterHarness& h) {
-  for (auto& s : h.servers())
-    if (s->DiedOnItsOwn()) return true;
-  return false;
+// The last `n` lines of `text`, each prefixed with "  | " (so that a filter of the
+// client library's log lines keeps them).
+std::string LastLines(const std::string& text, int n) {
+  std::vector<std::string> lines;
+  std::istringstream in(text);
+  for (std::string line; std::getline(in, line);)
+    if (!line.empty()) lines.push_back(line);
+  std::string out;
+  for (size_t i = lines.size() > static_cast<size_t>(n) ? lines.size() - n : 0; i < lines.size(); i++)
+    out += "  | " + lines[i] + "\n";
+  return out;
+}
+
+// A server that ended without being killed by the campaign. Killed by SIGKILL from
+// outside (the OOM killer on a shared machine), the run says nothing about the cluster:
+// an environment failure (exit 2), not a verdict. Any other end (a crash, an abort, an
+// exit) is the server's own doing: a failure, reported with the end of its log.
+// Returns 0 when every server is alive, 2 for an environment failure, 1 for a crash.
+int ReportServerThatDiedOnItsOwn(ClusterHarness& h, uint64_t seed) {
+  auto& servers = h.servers();
+  for (size_t i = 0; i < servers.size(); i++) {
+    if (!servers[i]->DiedOnItsOwn()) continue;
+    bool outside_kill = servers[i]->death_signal() == SIGKILL;
+    std::printf("%s: server%zu %s without being killed by the campaign; the end of its log:\n%s",
+                outside_kill ? "ENVIRONMENT" : "CRASH", i, servers[i]->death().c_str(),
+                LastLines(servers[i]->Log(), 40).c_str());
+    std::printf("RESULT seed=%llu %s\n", static_cast<unsigned long long>(seed),
+                outside_kill ? "environment-failure (SIGKILL from outside: the OOM killer?); no verdict" : "crash FAIL");
+    std::fflush(stdout);
+    return outside_kill ? 2 : 1;
+  }
+  return 0;
 }
 
 // Injects one fault of `kind`; returns false when the cluster could not be restored.
@@ -338,11 +365,11 @@ int RunCampaign(const Config& cfg) {
       splits_in_faults += splits;
       worst_gap[kind] = std::max(worst_gap[kind], gap);
       per_kind[kind]++;
-      if (!ok && SomeServerDiedOnItsOwn(h)) {
-        std::printf("ENVIRONMENT: a server died without being killed (OOM killer?); no verdict\nRESULT seed=%llu "
-                    "environment-failure\n", static_cast<unsigned long long>(cfg.seed));
+      if (int died = ok ? 0 : ReportServerThatDiedOnItsOwn(h, cfg.seed); died != 0) {
+        std::printf("(the fault in progress: %s)\n", what.c_str());
+        if (std::getenv("RPMP_CHAOS_LOGS") != nullptr) std::printf("%s\n", h.Describe().c_str());
         std::fflush(stdout);
-        std::_Exit(2);
+        std::_Exit(died);
       }
       std::printf("fault %d at %.1fs: %s -> %s, longest write gap %.2fs, acked so far %llu%s\n", f, Secs(at - t0),
                   what.c_str(), ok ? "recovered" : "NOT RECOVERED", gap, static_cast<unsigned long long>(w.acked()),

@@ -35,9 +35,9 @@ done < "$seeds"
 for seed in ${failed[@]+"${failed[@]}"}; do
   log="$logs/seed-$seed.log"
   echo "=== seed $seed FAILED: faults and findings"
-  grep -vE ' rpmp (INFO|WARN): ' "$log" | grep -E '^(chaos |fault |phase|RESULT|HUNG)|NOT RECOVERED|lost|stored|phantom|torn|differ|diverg|converge' | head -120
+  grep -vE '^[0-9:.]+ rpmp (INFO|WARN): ' "$log" | grep -E '^(chaos |fault |phase|RESULT|HUNG|CRASH|ENVIRONMENT|  \| )|NOT RECOVERED|lost|stored|phantom|torn|differ|diverg|converge' | head -120
   echo "=== seed $seed: last lines"
-  grep -vE ' rpmp INFO: ' "$log" | tail -n 40
+  grep -vE '^[0-9:.]+ rpmp INFO: ' "$log" | tail -n 40
 done
 echo "replayed $n seeds, ${#failed[@]} failed${failed[*]:+: ${failed[*]}}"
 exit $rc
