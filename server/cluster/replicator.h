@@ -82,6 +82,8 @@ class Replicator : public WriteCoordinator {
   Status CheckRead(const std::string& ns) override;  // read_fence.cc
 
  private:
+  friend class ReplicatorTestPeer;  // fence_test.cc: drives NoteEpoch and the first scan
+
   struct NsState {
     bool have = false, stale = true;
     v1::Namespace placement;
