@@ -45,6 +45,9 @@ enum HeaderFlags : uint16_t {
   // Cluster mode: a put/append/del/deletens sent by a namespace's primary to another
   // member (replication, repair). The receiver stores it as is and does not replicate
   // it further. A v1 peer that does not know the flag ignores it (a plain write).
+  // On a list/get_meta: the primary's repair reading a member's copy, which the member
+  // serves whether or not it is in sync (client reads are fenced: docs/cluster.md
+  // "Read fencing"). Like every replica frame, it needs the cluster secret.
   kFlagReplica = 8,
   // HELLO only: the challenge-response of docs/security.md. On a request the body ends
   // with blob server_nonce (empty in the first HELLO), blob client_nonce, blob proof

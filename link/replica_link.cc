@@ -111,6 +111,7 @@ StatusOr<std::vector<std::string>> ReplicaLink::ListKeys(const std::string& ns) 
   while (true) {
     wire::Request req;
     req.h.op = wire::Op::kList;
+    req.h.flags = wire::kFlagReplica;  // a repair's read: not refused by read fencing
     req.ns = ns;
     req.start_after = after;
     req.max = wire::kMaxPageItems;
@@ -132,6 +133,7 @@ StatusOr<std::vector<ReplicaRecord>> ReplicaLink::Records(const std::string& ns,
   while (true) {
     wire::Request req;
     req.h.op = wire::Op::kGetMeta;
+    req.h.flags = wire::kFlagReplica;  // a repair's read: not refused by read fencing
     req.ns = ns;
     req.key = key;
     req.start = static_cast<uint32_t>(out.size());

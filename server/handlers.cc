@@ -125,10 +125,12 @@ void Server::OnRmaDone(Slot* s, const Status& st) {
   commit_cv_.notify_one();
 }
 
-// A client read of a namespace whose copy this node dropped after being substituted
-// out of it: FailedPrecondition (the client asks the proxy again; removed_copy.cc).
+// A client read of a namespace this node cannot vouch for in cluster mode (it dropped
+// its copy, or is not in sync as far as it knows): FailedPrecondition, and the client
+// asks the proxy again (server/cluster/read_fence.cc).
 Status Server::CheckRead(const Slot* s) const {
-  if (coordinator_ == nullptr) return Status::Ok();
+  // A primary's repair reads this member's copy (replica list/get_meta): never fenced.
+  if (coordinator_ == nullptr || (s->req.h.flags & wire::kFlagReplica)) return Status::Ok();
   return coordinator_->CheckRead(std::string(s->req.ns));
 }
 

@@ -2,13 +2,43 @@
 // member refuses frames of an older namespace epoch, and frames from a node that is
 // not the primary it knows for that epoch. Before fencing, every frame was accepted,
 // so a primary cut off from the proxies could keep writing to a member that already
-// follows a newer primary.
+// follows a newer primary. And read fencing (Replicator::CheckRead, read_fence.cc): a
+// member refuses client reads unless the newest placement it knows counts it in sync.
 #include <catch2/catch.hpp>
+
+#include <string>
+#include <utility>
+#include <vector>
 
 #include "server/cluster/replicator.h"
 
 namespace rpmp {
+
+// What the scanner and placement refreshes would do, without a proxy.
+class ReplicatorTestPeer {
+ public:
+  static void NoteEpoch(Replicator& r, const v1::Namespace& ns) { r.NoteEpoch(ns); }
+  static void MarkScanned(Replicator& r) { r.scanned_.store(true); }
+};
+
 namespace {
+
+// Namespace `name` at `epoch` placed on `members` ({node, in sync}), with `replaced`
+// substituted out of it (0: none).
+v1::Namespace Placed(const std::string& name, uint64_t epoch, std::vector<std::pair<uint64_t, bool>> members,
+                     uint64_t replaced = 0) {
+  v1::Namespace ns;
+  ns.set_name(name);
+  ns.set_epoch(epoch);
+  for (auto [node, in_sync] : members) {
+    v1::Replica* m = ns.add_placement();
+    m->set_node_id(node);
+    m->set_state(v1::NODE_STATE_LIVE);
+    if (in_sync) ns.add_in_sync(node);
+  }
+  if (replaced != 0) ns.add_substitutions()->set_replaced_node(replaced);
+  return ns;
+}
 
 TEST_CASE("replica frames of an older epoch or from a non-primary are refused") {
   Replicator r(nullptr, nullptr, /*self_id=*/9, ReplicatorOptions{});
@@ -23,6 +53,36 @@ TEST_CASE("replica frames of an older epoch or from a non-primary are refused") 
   CHECK(r.CheckReplicaFrame("ns", true, 6, 9).code() == StatusCode::kFailedPrecondition);  // "from" self
   CHECK(r.CheckReplicaFrame("other", true, 1, 1).ok());  // namespaces are independent
   CHECK(r.CheckReplicaFrame("ns", false, 0, 0).ok());    // unfenced frame (older release)
+}
+
+TEST_CASE("client reads are served only while the newest known placement counts this node in sync") {
+  Replicator r(nullptr, nullptr, /*self_id=*/9, ReplicatorOptions{});
+  Status before = r.CheckRead("ns");  // restarted: no placement read yet
+  CHECK(before.code() == StatusCode::kFailedPrecondition);
+  CHECK(before.message().find("has not read the placements") != std::string::npos);
+  ReplicatorTestPeer::MarkScanned(r);
+  CHECK(r.CheckRead("ns").ok());  // a namespace that never placed this node: served ("not found")
+  ReplicatorTestPeer::NoteEpoch(r, Placed("ns", 3, {{9, true}, {1, true}}));
+  CHECK(r.CheckRead("ns").ok());
+  // A replica frame of a newer epoch: in sync or being repaired? Refused until a placement says.
+  REQUIRE(r.CheckReplicaFrame("ns", true, 4, 1).ok());
+  Status framed = r.CheckRead("ns");
+  CHECK(framed.code() == StatusCode::kFailedPrecondition);
+  CHECK(framed.message().find("not an in-sync member of it at epoch 4") != std::string::npos);
+  ReplicatorTestPeer::NoteEpoch(r, Placed("ns", 4, {{1, true}, {9, true}}));
+  CHECK(r.CheckRead("ns").ok());
+  ReplicatorTestPeer::NoteEpoch(r, Placed("ns", 5, {{1, true}, {9, false}}));  // left the in-sync set
+  CHECK(r.CheckRead("ns").code() == StatusCode::kFailedPrecondition);
+  ReplicatorTestPeer::NoteEpoch(r, Placed("ns", 4, {{1, true}, {9, true}}));  // older news changes nothing
+  CHECK(r.CheckRead("ns").code() == StatusCode::kFailedPrecondition);
+  ReplicatorTestPeer::NoteEpoch(r, Placed("ns", 6, {{1, true}, {2, true}}, /*replaced=*/9));  // substituted out
+  CHECK(r.CheckRead("ns").code() == StatusCode::kFailedPrecondition);
+  CHECK(r.CheckRead("other").ok());  // namespaces are independent
+  ReplicatorTestPeer::NoteEpoch(r, Placed("ns", 7, {{1, true}, {9, true}}));  // repaired, in sync again
+  CHECK(r.CheckRead("ns").ok());
+  ReplicatorTestPeer::NoteEpoch(r, Placed("ns", 8, {{1, true}, {9, false}}));
+  r.Forget("ns");  // deleted: a new namespace of that name starts afresh
+  CHECK(r.CheckRead("ns").ok());
 }
 
 }  // namespace

@@ -15,8 +15,8 @@
 // answer FailedPrecondition (failover) until a newer epoch makes this node a member
 // again; after a restart they answer as for any namespace the node does not hold.
 //
-// Callers: Replicator::ScanOnce (repair.cc) queues DropRemovedCopy; the server's read
-// handlers call CheckRead.
+// Callers: Replicator::ScanOnce (repair.cc) queues DropRemovedCopy; reads are refused
+// by CheckRead (read_fence.cc).
 #include "common/log.h"
 #include "proto/placement.h"
 #include "server/cluster/replicator.h"
@@ -28,10 +28,7 @@ namespace {
 // ns's placement no longer has `self`, `self` was substituted out of it, and every
 // member is in sync and not DEAD: the placement is whole without this node's copy.
 bool RemovedAndWhole(const v1::Namespace& ns, uint64_t self) {
-  bool was_member = false;
-  for (const v1::Substitution& s : ns.substitutions())
-    if (s.replaced_node() == self) was_member = true;
-  if (!was_member || ns.placement_size() == 0 || ns.in_sync_size() != ns.placement_size()) return false;
+  if (!WasSubstitutedOut(ns, self) || ns.placement_size() == 0 || ns.in_sync_size() != ns.placement_size()) return false;
   for (int i = 0; i < ns.placement_size(); i++) {
     const v1::Replica& m = ns.placement(i);
     if (m.node_id() == self || m.state() == v1::NODE_STATE_DEAD || !InSync(ns, i)) return false;
@@ -86,15 +83,6 @@ void Replicator::UndropLocked(const std::string& ns, uint64_t epoch) {
   if (d == dropped_.end() || (epoch != 0 && epoch <= d->second)) return;
   dropped_.erase(d);
   dropped_count_.fetch_sub(1);
-}
-
-Status Replicator::CheckRead(const std::string& ns) const {
-  if (dropped_count_.load(std::memory_order_relaxed) == 0) return Status::Ok();
-  std::lock_guard<std::mutex> lock(mu_);
-  if (!dropped_.count(ns) && !dropping_.count(ns)) return Status::Ok();
-  return Status(StatusCode::kFailedPrecondition,
-                "namespace '" + ns + "': this node was substituted out of it and dropped its copy; "
-                "ask the proxy for its placement");
 }
 
 }  // namespace rpmp

@@ -152,6 +152,9 @@ void Replicator::ScanLoop() {
       scan_wanted_ = false;
     }
     ScanOnce();
+    // At most ten passes a second: refused reads ask for passes (read_fence.cc).
+    std::unique_lock<std::mutex> lock(mu_);
+    scan_cv_.wait_for(lock, std::chrono::milliseconds(100), [this] { return stopping_; });
   }
 }
 
@@ -184,6 +187,7 @@ void Replicator::ScanOnce() {
       Enqueue(name, [this, name] { RepairJob(name); });
     }
   }
+  scanned_.store(true, std::memory_order_release);  // reads may be served (read_fence.cc)
 }
 
 }  // namespace rpmp

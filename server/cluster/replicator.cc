@@ -107,6 +107,7 @@ void Replicator::Forget(const std::string& ns) {
   std::lock_guard<std::mutex> lock(mu_);
   ns_.erase(ns);
   UndropLocked(ns, 0);  // deleted: a new one starts afresh
+  SetReadableLocked(ns, true);
 }
 
 std::shared_ptr<Replicator::NsState> Replicator::StateOf(const std::string& ns) {
@@ -142,11 +143,15 @@ void Replicator::NoteEpoch(const v1::Namespace& ns) {
   int p = PrimaryIndex(ns);
   bool member = false;
   for (const v1::Replica& m : ns.placement()) member = member || m.node_id() == self_;
+  // Reads are served by an in-sync member, and by a node the namespace never placed
+  // (it holds nothing of it); refused by an out-of-sync or substituted-out one.
+  bool readable = member ? NodeInSync(ns, self_) : !WasSubstitutedOut(ns, self_);
   std::lock_guard<std::mutex> lock(mu_);
   if (member) UndropLocked(ns.name(), ns.epoch());  // a member again: reads and its repair are served
   Fence& f = fences_[ns.name()];
   if (ns.epoch() < f.epoch) return;
   if (ns.epoch() > f.epoch || f.primary == 0) f = {ns.epoch(), p >= 0 ? ns.placement(p).node_id() : 0};
+  SetReadableLocked(ns.name(), readable);  // read_fence.cc
 }
 
 Status Replicator::CheckReplicaFrame(const std::string& ns, bool has_fence, uint64_t epoch, uint64_t primary) {
@@ -165,7 +170,13 @@ Status Replicator::CheckReplicaFrame(const std::string& ns, bool has_fence, uint
                                                        std::to_string(primary) + " refused: the primary of epoch " +
                                                        std::to_string(epoch) + " is " + std::to_string(f.primary));
   if (primary == self_) return Status(StatusCode::kFailedPrecondition, "replica frame from this node itself");
-  if (epoch > f.epoch) f = {epoch, primary};
+  if (epoch > f.epoch) {
+    f = {epoch, primary};
+    // Whether this node is in sync at the new epoch (or is being repaired) is unknown
+    // until a placement says: reads wait for the scan (read_fence.cc).
+    SetReadableLocked(ns, false);
+    WantScanLocked();
+  }
   UndropLocked(ns, epoch);  // a member again (a newer placement): its primary repairs it
   return Status::Ok();
 }

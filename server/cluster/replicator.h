@@ -79,9 +79,11 @@ class Replicator : public WriteCoordinator {
   uint32_t SessionQuotaFor(const std::string& tenant_prefix, std::string* quota_prefix) const override {
     return session_quota_ ? session_quota_(tenant_prefix, quota_prefix) : 0;
   }
-  Status CheckRead(const std::string& ns) const override;
+  Status CheckRead(const std::string& ns) override;  // read_fence.cc
 
  private:
+  friend class ReplicatorTestPeer;  // fence_test.cc: drives NoteEpoch and the first scan
+
   struct NsState {
     bool have = false, stale = true;
     v1::Namespace placement;
@@ -121,8 +123,13 @@ class Replicator : public WriteCoordinator {
   bool LeaseValid() const { return !lease_valid_ || lease_valid_(); }
   // Our fence for frames of ns (the epoch of the placement we act on).
   ReplicaFence FenceOf(const NsState* s) const { return {s->placement.epoch(), self_}; }
-  // Remembers the newest (epoch, primary) seen for ns, for CheckReplicaFrame.
+  // Remembers the newest (epoch, primary) seen for ns, for CheckReplicaFrame, and
+  // whether this node may serve reads of ns at that epoch (read_fence.cc).
   void NoteEpoch(const v1::Namespace& ns);
+  // read_fence.cc; caller holds mu_: records whether client reads of ns are served
+  // (unreadable_), and asks the scanner for a pass (coalesced).
+  void SetReadableLocked(const std::string& ns, bool readable);
+  void WantScanLocked();
   void RepairJob(const std::string& ns);
   // removed_copy.cc: this node was substituted out of ns and every member of ns is
   // in sync, so its copy is garbage: drops it (on ns's worker) unless a newer epoch
@@ -160,6 +167,12 @@ class Replicator : public WriteCoordinator {
   std::set<std::string> dropping_;        // copies being dropped: replica frames refused
   std::map<std::string, uint64_t> dropped_;  // copies dropped, at that placement epoch
   std::atomic<size_t> dropped_count_{0};   // dropping_ + dropped_ entries (reads skip the lock at 0)
+  // Namespaces whose newest known epoch does not count this node in sync (it is an
+  // out-of-sync member, or was substituted out, or learnt the epoch from a replica
+  // frame only): client reads are refused until a placement says otherwise.
+  std::set<std::string> unreadable_;
+  std::atomic<size_t> unreadable_count_{0};  // unreadable_.size() (reads skip the lock at 0)
+  std::atomic<bool> scanned_{false};         // a scan read every placement since the start
   bool scan_wanted_ = true;
   std::condition_variable scan_cv_;
   std::thread scanner_;

@@ -42,10 +42,13 @@ class WriteCoordinator {
     return 0;
   }
   // A client read (get, get_meta, list) of `ns`: FailedPrecondition when this node
-  // dropped its copy of ns after being substituted out of it (docs/cluster.md
-  // "Removed copies"), so that a client reading with an old placement asks the proxy
-  // again instead of taking "not found" for an answer. Non-blocking.
-  virtual Status CheckRead(const std::string& ns) const {
+  // cannot vouch that its copy holds every acknowledged record: it dropped its copy
+  // after being substituted out (docs/cluster.md "Removed copies"), or the newest
+  // placement it knows does not count it in sync, or it restarted and has not read the
+  // placements yet (docs/cluster.md "Read fencing"). A client reading with an old
+  // placement then asks the proxy again instead of taking a stale copy or "not found"
+  // for an answer. Non-blocking; may ask for a placement scan.
+  virtual Status CheckRead(const std::string& ns) {
     (void)ns;
     return Status::Ok();
   }
