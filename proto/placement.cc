@@ -20,12 +20,6 @@ bool InSync(const v1::Namespace& ns, int index) {
   return false;
 }
 
-bool NodeInSync(const v1::Namespace& ns, uint64_t node) {
-  for (int i = 0; i < ns.placement_size(); i++)
-    if (ns.placement(i).node_id() == node) return InSync(ns, i);
-  return false;
-}
-
 bool WasSubstitutedOut(const v1::Namespace& ns, uint64_t node) {
   for (const v1::Substitution& s : ns.substitutions())
     if (s.replaced_node() == node) return true;

@@ -23,8 +23,6 @@ uint64_t JoinedEpoch(const v1::Namespace& ns, int index);
 int PrimaryIndex(const v1::Namespace& ns);
 // Whether placement member `index` is in the in-sync set.
 bool InSync(const v1::Namespace& ns, int index);
-// Whether `node` is in the placement and in the in-sync set.
-bool NodeInSync(const v1::Namespace& ns, uint64_t node);
 // Whether `node` was substituted out of the placement (a Substitution replaced it).
 bool WasSubstitutedOut(const v1::Namespace& ns, uint64_t node);
 // Copies a write must reach before it is acknowledged (min_replicas, 0 = replicas).

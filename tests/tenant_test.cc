@@ -302,6 +302,16 @@ TEST_CASE("tenant: hostile token HELLOs get a clear error, a tenant cannot send 
   REQUIRE(tenant_peer.Exchange(tenant_peer.Encode(put), &resp));
   CHECK(resp.h.status == static_cast<uint16_t>(StatusCode::kPermissionDenied));
   CHECK(resp.message.find("replica frames need the cluster secret") != std::string::npos);
+  // Nor its replica list: a repair's read, which read fencing lets through
+  // (server/cluster/read_fence.cc), is not a way around the fence for a tenant.
+  wire::Request list;
+  list.h.op = wire::Op::kList;
+  list.h.flags = wire::kFlagReplica;
+  list.ns = "app-a/x";
+  list.max = 10;
+  REQUIRE(tenant_peer.Exchange(tenant_peer.Encode(list), &resp));
+  CHECK(resp.h.status == static_cast<uint16_t>(StatusCode::kPermissionDenied));
+  CHECK(resp.message.find("replica frames need the cluster secret") != std::string::npos);
   CHECK(tenant_peer.Serves());  // the session goes on
   CHECK(Connect(server.process, full)->Put("app-a/x", "k", "v", 1).ok());
 }

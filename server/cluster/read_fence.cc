@@ -40,9 +40,11 @@ Status Replicator::CheckRead(const std::string& ns) {
   }
   if (unreadable_.count(ns)) {
     WantScanLocked();
+    auto f = fences_.find(ns);
     return Status(StatusCode::kFailedPrecondition,
                   "namespace '" + ns + "': this node is not an in-sync member of it at epoch " +
-                      std::to_string(fences_[ns].epoch) + " as far as it knows; ask the proxy for its placement");
+                      std::to_string(f == fences_.end() ? 0 : f->second.epoch) +
+                      " as far as it knows; ask the proxy for its placement");
   }
   return Status::Ok();
 }

@@ -143,6 +143,20 @@ void Replicator::RepairJob(const std::string& ns) {
   if (!st.ok()) RPMP_LOG_WARN("namespace %s: repair incomplete: %s", ns.c_str(), st.ToString().c_str());
 }
 
+// Passes come often (every epoch change, every refused read: read_fence.cc), and a
+// repair that cannot finish (a member without room) holds the namespace's worker, which
+// also runs its writes, up to the write timeout: a namespace has at most one scan job
+// queued. The job unmarks itself as it starts, so a change seen meanwhile queues another.
+bool Replicator::QueueScanJobOnce(const std::string& ns) {
+  std::lock_guard<std::mutex> lock(mu_);
+  return scan_jobs_queued_.insert(ns).second;
+}
+
+void Replicator::ScanJobStarts(const std::string& ns) {
+  std::lock_guard<std::mutex> lock(mu_);
+  scan_jobs_queued_.erase(ns);
+}
+
 void Replicator::ScanLoop() {
   while (true) {
     {
@@ -170,7 +184,7 @@ void Replicator::ScanOnce() {
     NoteEpoch(ns);
     if (HoldsRemovedCopy(ns)) {  // removed_copy.cc
       std::string name = ns.name();
-      Enqueue(name, [this, name] { DropRemovedCopy(name); });
+      if (QueueScanJobOnce(name)) Enqueue(name, [this, name] { ScanJobStarts(name); DropRemovedCopy(name); });
       continue;
     }
     int p = PrimaryIndex(ns);
@@ -184,7 +198,7 @@ void Replicator::ScanOnce() {
         pending = true;
     if (pending) {
       std::string name = ns.name();
-      Enqueue(name, [this, name] { RepairJob(name); });
+      if (QueueScanJobOnce(name)) Enqueue(name, [this, name] { ScanJobStarts(name); RepairJob(name); });
     }
   }
   scanned_.store(true, std::memory_order_release);  // reads may be served (read_fence.cc)

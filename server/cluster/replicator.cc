@@ -141,11 +141,12 @@ Status Replicator::Refresh(const std::string& ns, NsState* s, bool force) {
 
 void Replicator::NoteEpoch(const v1::Namespace& ns) {
   int p = PrimaryIndex(ns);
-  bool member = false;
-  for (const v1::Replica& m : ns.placement()) member = member || m.node_id() == self_;
+  bool member = false, in_sync = false;
+  for (int i = 0; i < ns.placement_size(); i++)
+    if (ns.placement(i).node_id() == self_) member = true, in_sync = InSync(ns, i);
   // Reads are served by an in-sync member, and by a node the namespace never placed
   // (it holds nothing of it); refused by an out-of-sync or substituted-out one.
-  bool readable = member ? NodeInSync(ns, self_) : !WasSubstitutedOut(ns, self_);
+  bool readable = member ? in_sync : !WasSubstitutedOut(ns, self_);
   std::lock_guard<std::mutex> lock(mu_);
   if (member) UndropLocked(ns.name(), ns.epoch());  // a member again: reads and its repair are served
   Fence& f = fences_[ns.name()];

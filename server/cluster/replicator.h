@@ -131,6 +131,9 @@ class Replicator : public WriteCoordinator {
   void SetReadableLocked(const std::string& ns, bool readable);
   void WantScanLocked();
   void RepairJob(const std::string& ns);
+  // repair.cc: a scan queues at most one job (repair or drop) per namespace.
+  bool QueueScanJobOnce(const std::string& ns);
+  void ScanJobStarts(const std::string& ns);
   // removed_copy.cc: this node was substituted out of ns and every member of ns is
   // in sync, so its copy is garbage: drops it (on ns's worker) unless a newer epoch
   // of ns was seen meanwhile. Replica frames of ns are refused while it is dropped.
@@ -156,7 +159,7 @@ class Replicator : public WriteCoordinator {
   std::vector<std::unique_ptr<Worker>> workers_;
   bool stopping_ = false;  // guarded by mu_
 
-  mutable std::mutex mu_;  // guards ns_, links_, scan flags, fences_, dropping_, dropped_
+  mutable std::mutex mu_;  // guards ns_, links_, scan flags and jobs, fences_, dropping_, dropped_, unreadable_
   std::map<std::string, std::shared_ptr<NsState>> ns_;
   std::map<uint64_t, std::shared_ptr<ReplicaLink>> links_;
   std::map<uint64_t, std::string> link_endpoints_;
@@ -173,6 +176,7 @@ class Replicator : public WriteCoordinator {
   std::set<std::string> unreadable_;
   std::atomic<size_t> unreadable_count_{0};  // unreadable_.size() (reads skip the lock at 0)
   std::atomic<bool> scanned_{false};         // a scan read every placement since the start
+  std::set<std::string> scan_jobs_queued_;  // namespaces with a repair or drop queued
   bool scan_wanted_ = true;
   std::condition_variable scan_cv_;
   std::thread scanner_;
