@@ -6,7 +6,10 @@
 # per second the provider itself reaches) and the loopback TCP limit (rpmp-bench's
 # baseline), then drives
 # YCSB A/B/C/F with rpmp-kv-bench against all three with the same keys and threads,
-# and a depth-1 4 KiB read-only run for latency. Everything it started is stopped.
+# and a depth-1 4 KiB read-only run for latency. Where libfabric offers the native TCP
+# provider (`net` in 1.17), its ping-pong (one and two pairs) and a second rpmp-server
+# on it (`--provider net`, target rpmp-net) join the same run: the fastest provider's
+# own ceiling beside Redis. Everything it started is stopped.
 # Usage: bench/kv/run-kv-bench.sh [BUILD_DIR] [rpmp-kv-bench flags...]
 #   e.g. bench/kv/run-kv-bench.sh build --seconds 2 --keys 100000
 #   env: KV_POOL_SIZE (default 6G), KV_THREADS (default 2), KV_DEPTH1_KEYS (100000),
@@ -29,7 +32,7 @@ pool="/dev/shm/rpmp-kv-bench-$$.pool"
 source bench/lib.sh
 cleanup() {
   bench_stop_all
-  rm -rf "$work" "$pool" "$pool.poll"
+  rm -rf "$work" "$pool" "$pool.poll" "$pool.net"
 }
 trap cleanup EXIT
 
@@ -74,6 +77,27 @@ wait "$pp_pid" || true
 fi_rdm2_rt=$(awk '$1=="4k" {s += 1e6 / (2 * $7)} END {if (s > 0) printf "%.0f", s}' \
   "$work/fi_pingpong_rdm_a" "$work/fi_pingpong_rdm_b")
 echo "baseline fi_pingpong_rdm_4k_2pairs_roundtrips_per_s=${fi_rdm2_rt:-unknown}"
+# The native TCP provider (libfabric 1.17 `net`, 1.18+ `tcp`), when offered: the
+# fastest RDM provider on a host without RDMA (docs/benchmarks.md "Providers").
+net_prov=""
+for p in net tcp; do
+  if fi_info -p "$p" -t FI_EP_RDM >/dev/null 2>&1; then net_prov=$p; break; fi
+done
+if [ -n "$net_prov" ]; then
+  pingpong rdm "$net_prov" "$work/fi_pingpong_net" >/dev/null
+  fi_net_us=$(awk '$1=="4k" {print $7}' "$work/fi_pingpong_net")
+  fi_net_rt=$(roundtrips "${fi_net_us:-0}")
+  echo "baseline fi_pingpong_${net_prov}_4k_usec_per_xfer=${fi_net_us:-unknown}"
+  echo "baseline fi_pingpong_${net_prov}_4k_roundtrips_per_s=${fi_net_rt:-unknown}"
+  pp_a=$(free_port) pp_b=$(free_port)
+  pingpong rdm "$net_prov" "$work/fi_pingpong_net_a" "$pp_a" >/dev/null &
+  pp_pid=$!
+  pingpong rdm "$net_prov" "$work/fi_pingpong_net_b" "$pp_b" >/dev/null
+  wait "$pp_pid" || true
+  fi_net2_rt=$(awk '$1=="4k" {s += 1e6 / (2 * $7)} END {if (s > 0) printf "%.0f", s}' \
+    "$work/fi_pingpong_net_a" "$work/fi_pingpong_net_b")
+  echo "baseline fi_pingpong_${net_prov}_4k_2pairs_roundtrips_per_s=${fi_net2_rt:-unknown}"
+fi
 
 rp=$(free_port)
 PMEM_IS_PMEM_FORCE=1 "$bin/rpmp-server" --listen "127.0.0.1:$rp" --pool "$pool:${KV_POOL_SIZE:-6G}" \
@@ -132,10 +156,22 @@ if [ -n "${fi_rdm_rt:-}" ] && [ -n "$pops" ] && [ -n "$rops" ]; then
   echo "ratio redis_get_4k_ops_over_fi_pingpong_rdm_roundtrips=$(awk -v a="$rops" -v b="$fi_rdm_rt" 'BEGIN {printf "%.2f", a / b}')"
 fi
 
+net_target=()
+if [ -n "$net_prov" ]; then
+  rpn=$(free_port)
+  PMEM_IS_PMEM_FORCE=1 "$bin/rpmp-server" --provider "$net_prov" --listen "127.0.0.1:$rpn" \
+    --pool "$pool.net:${KV_NET_POOL_SIZE:-2G}" >"$work/server-net.log" 2>&1 &
+  bench_pids+=($!)
+  wait_for "rpmp-server --provider $net_prov" 60 grep -q "rpmp-server ready" "$work/server-net.log"
+  net_target=(--target "rpmp-net=rpmp:127.0.0.1:$rpn")
+fi
 echo "== YCSB workloads, $threads threads, every target in one run"
 "$bin/rpmp-kv-bench" --target "redis=redis:127.0.0.1:$r1" --target "redis-aof=redis:127.0.0.1:$r2" \
-  --target "rpmp=rpmp:127.0.0.1:$rp" --baseline redis --threads "$threads" "$@" | tee "$work/ycsb"
+  --target "rpmp=rpmp:127.0.0.1:$rp" "${net_target[@]}" --baseline redis --threads "$threads" "$@" | tee "$work/ycsb"
 rops2=$(ops_of "$work/ycsb" redis | head -1)
 if [ "$threads" = 2 ] && [ -n "${fi_rdm2_rt:-}" ] && [ -n "$rops2" ]; then
   echo "ratio redis_ycsb_c_ops_over_fi_pingpong_rdm_2pairs_roundtrips=$(awk -v a="$rops2" -v b="$fi_rdm2_rt" 'BEGIN {printf "%.2f", a / b}')"
+fi
+if [ "$threads" = 2 ] && [ -n "${fi_net2_rt:-}" ] && [ -n "$rops2" ]; then
+  echo "ratio redis_ycsb_c_ops_over_fi_pingpong_${net_prov}_2pairs_roundtrips=$(awk -v a="$rops2" -v b="$fi_net2_rt" 'BEGIN {printf "%.2f", a / b}')"
 fi

@@ -58,6 +58,13 @@ Status ClusterAgent::Beat() {
       nb->set_bytes(u.bytes);
     }
   }
+  if (capacity >= kLargeNamespaceFraction) {
+    for (const NamespaceUsage& u : store_->NamespacesOver(capacity / kLargeNamespaceFraction)) {
+      v1::NamespaceBytes* nb = req.add_large_namespaces();
+      nb->set_name(u.ns);
+      nb->set_bytes(u.bytes);
+    }
+  }
   req.set_capacity(capacity);
   req.set_used(used);
   req.set_free(free);

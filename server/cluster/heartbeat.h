@@ -28,6 +28,10 @@ namespace rpmp {
 
 class ClusterAgent {
  public:
+  // A heartbeat names the namespaces holding at least 1/kLargeNamespaceFraction of the
+  // node's capacity with their bytes (large_namespaces), so that the leader substitutes
+  // their members only by nodes with room for a copy (docs/cluster.md).
+  static constexpr uint64_t kLargeNamespaceFraction = 64;
   // `replicator` may be null (then epochs and deletions only touch the store).
   ClusterAgent(Store* store, ProxyClient* proxy, Replicator* replicator, std::string endpoint,
                std::chrono::milliseconds interval);

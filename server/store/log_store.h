@@ -12,6 +12,7 @@
 #include <atomic>
 #include <shared_mutex>
 #include <chrono>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -165,11 +166,14 @@ class LogStore : public Store {
   StatusOr<uint64_t> Compact(const CompactOptions& options) override;
   StoreStats Stats() override;
   std::vector<NamespaceUsage> NamespaceBytes(const std::vector<std::string>& prefixes) override;
+  std::vector<NamespaceUsage> NamespacesOver(uint64_t min_bytes) override;
   std::vector<MemoryArea> Areas() override;
   Status SetSegmentRegistrar(SegmentRegistrar* registrar) override;
   uint64_t NodeId() const override { return node_id_; }
 
  private:
+  // The live bytes of every namespace (not deleted) for which want(name, bytes) holds.
+  std::vector<NamespaceUsage> Usage(const std::function<bool(const std::string&, uint64_t)>& want);
   using Namespace = log_store_internal::Namespace;
   using NamespacePtr = log_store_internal::NamespacePtr;
   using Segment = log_store_internal::Segment;

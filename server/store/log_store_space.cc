@@ -367,18 +367,24 @@ std::vector<NamespaceUsage> LogStore::NamespaceBytes(const std::vector<std::stri
     }
     return false;
   };
-  std::vector<std::pair<std::string, NamespacePtr>> matched;
+  return Usage([&covered](const std::string& name, uint64_t) { return covered(name); });
+}
+
+std::vector<NamespaceUsage> LogStore::NamespacesOver(uint64_t min_bytes) {
+  return Usage([min_bytes](const std::string&, uint64_t bytes) { return bytes >= min_bytes; });
+}
+
+std::vector<NamespaceUsage> LogStore::Usage(const std::function<bool(const std::string&, uint64_t)>& want) {
+  std::vector<std::pair<std::string, NamespacePtr>> all;
   {
     std::shared_lock<std::shared_mutex> lock(ns_map_mu_);
-    for (auto& [name, ns] : namespaces_) {
-      if (covered(name)) matched.emplace_back(name, ns);
-    }
+    all.reserve(namespaces_.size());
+    for (auto& [name, ns] : namespaces_) all.emplace_back(name, ns);
   }
   std::vector<NamespaceUsage> out;
-  for (auto& [name, ns] : matched) {
+  for (auto& [name, ns] : all) {
     std::lock_guard<std::mutex> lock(ns->mu);
-    if (ns->deleted) continue;
-    out.push_back({name, ns->live_bytes});
+    if (!ns->deleted && want(name, ns->live_bytes)) out.push_back({name, ns->live_bytes});
   }
   return out;
 }

@@ -297,6 +297,10 @@ class Store {
   // every namespace named p or under "p/" for a p in `prefixes` (quota accounting,
   // docs/cluster.md "Quotas").
   virtual std::vector<NamespaceUsage> NamespaceBytes(const std::vector<std::string>& prefixes) = 0;
+  // Live record bytes of every namespace holding at least `min_bytes` (> 0): the
+  // heartbeat's large_namespaces, by which the proxy leader sizes substitutes
+  // (docs/cluster.md "Substitutes with room").
+  virtual std::vector<NamespaceUsage> NamespacesOver(uint64_t min_bytes) = 0;
   virtual std::vector<MemoryArea> Areas() = 0;
   // Makes `registrar` register every segment: each existing one now (an error here is
   // returned), and each new one at its creation (an error there fails the write that

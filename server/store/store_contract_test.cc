@@ -2,6 +2,7 @@
 // and a libpmemobj pool on /dev/shm. Written once; every backend must pass them.
 #include <catch2/catch.hpp>
 #include <atomic>
+#include <map>
 #include <thread>
 
 #include "common/no_space.h"
@@ -413,6 +414,32 @@ CONTRACT_TEST("stats count namespaces, keys, records and live bytes") {
   CHECK(stats.pools[0].capacity >= kPoolSize - (1 << 20));
   CHECK(stats.pools[0].used + stats.pools[0].free == stats.pools[0].capacity);
   CHECK(store->Areas().size() == 1);
+}
+
+CONTRACT_TEST("namespace bytes: by prefix (quotas) and over a size (large namespaces), deleted ones left out") {
+  TestType backend;
+  auto store = backend.Open();
+  REQUIRE(Write(store.get(), "app/a", "k", MakeValue(1, 100000), WriteKind::kAppend).ok());
+  REQUIRE(Write(store.get(), "app/b", "k", MakeValue(2, 1000), WriteKind::kAppend).ok());
+  REQUIRE(Write(store.get(), "apple", "k", MakeValue(3, 200000), WriteKind::kAppend).ok());
+  auto bytes_of = [](const std::vector<NamespaceUsage>& v) {
+    std::map<std::string, uint64_t> m;
+    for (const NamespaceUsage& u : v) m[u.ns] = u.bytes;
+    return m;
+  };
+  std::map<std::string, uint64_t> app = bytes_of(store->NamespaceBytes({"app"}));
+  REQUIRE(app.size() == 2);  // "apple" is not under "app/"
+  CHECK(app["app/a"] >= 100000);
+  CHECK(app["app/a"] < 100000 + 4096);
+  CHECK(app["app/b"] >= 1000);
+  std::map<std::string, uint64_t> large = bytes_of(store->NamespacesOver(50000));
+  REQUIRE(large.size() == 2);
+  CHECK(large["app/a"] == app["app/a"]);
+  CHECK(large["apple"] >= 200000);
+  REQUIRE(store->DeleteNamespace("apple").ok());
+  large = bytes_of(store->NamespacesOver(50000));
+  CHECK(large.size() == 1);
+  CHECK(large.count("app/a") == 1);
 }
 
 }  // namespace

@@ -136,7 +136,7 @@ func TestRepairSubstituteNeedsRoom(t *testing.T) {
 		return ""
 	}
 	full := map[uint64]bool{order[2]: true, order[3]: true}
-	room := func(id uint64) bool { return !full[id] }
+	room := func(id uint64, _ string) bool { return !full[id] }
 	got := c.PlanRepairs(reason, usable, room, 1, 5)
 	if len(got) != 1 || !slices.Equal(got[0].Placement, []uint64{order[0], order[4]}) {
 		t.Fatalf("repair past full nodes %v: %+v; want placement %v", order[2:4], got, []uint64{order[0], order[4]})
@@ -149,6 +149,57 @@ func TestRepairSubstituteNeedsRoom(t *testing.T) {
 	if len(got[0].Substitutions) != 0 {
 		t.Fatalf("a full node was chosen: %+v", got[0].Substitutions)
 	}
+}
+
+// Room is judged per namespace (nodemap.Map.HasRoomFor sizes it by the copy a
+// repair would write): when a member dies, a small namespace gets a substitute
+// while a large one that no spare node could hold keeps its dead member.
+func TestRepairRoomIsPerNamespace(t *testing.T) {
+	c := New(ring.DefaultVNodes)
+	all := []uint64{1, 2, 3}
+	big := create(t, c, "shuffle/g0", Options{Replicas: 2}, all, 0)
+	dead := big.Placement[0]
+	small := create(t, c, "shuffle/g1", Options{Replicas: 2}, all, 0)
+	if !slices.Contains(small.Placement, dead) {
+		small = create(t, c, "kv/a", Options{Replicas: 2}, []uint64{dead, spareOf(all, big.Placement)}, 0)
+	}
+	usable := slices.DeleteFunc(slices.Clone(all), func(id uint64) bool { return id == dead })
+	reason := func(id uint64) string {
+		if id == dead {
+			return "dead"
+		}
+		return ""
+	}
+	room := func(_ uint64, ns string) bool { return ns != big.Name }
+	got := c.PlanRepairs(reason, usable, room, 1, 5)
+	var sawBig, sawSmall bool
+	for _, ns := range got {
+		switch ns.Name {
+		case big.Name:
+			sawBig = true
+			if len(ns.Substitutions) != 0 || !slices.Contains(ns.Placement, dead) || slices.Contains(ns.InSync, dead) {
+				t.Fatalf("large namespace: %+v; want its dead member kept in the placement, out of sync, no substitute", ns)
+			}
+		case small.Name:
+			sawSmall = true
+			if len(ns.Substitutions) != 1 || slices.Contains(ns.Placement, dead) {
+				t.Fatalf("small namespace: %+v; want the dead member substituted", ns)
+			}
+		}
+	}
+	if !sawBig || !sawSmall {
+		t.Fatalf("plans %+v: want both namespaces changed", got)
+	}
+}
+
+// spareOf returns the first id of all not in placement.
+func spareOf(all, placement []uint64) uint64 {
+	for _, id := range all {
+		if !slices.Contains(placement, id) {
+			return id
+		}
+	}
+	return 0
 }
 
 // A member substituted out because it died, and back while its substitute is

@@ -18,25 +18,24 @@ type NodeInfo func(id uint64) (reason string)
 // member must be replaced, or because a member that died came back while its
 // substitute was still out of sync (revertSubstitutes), with the substitutions
 // recorded. usable are the
-// LIVE non-draining node ids; room says whether a node has room for new data
-// (nodemap.Map.HasRoom). A substitute is the next usable node with room on
-// the ring that is not in the placement: a full node could not take the
-// copy, so its repair would never finish and the member it replaced could
-// not rejoin when it came back. A member with no such substitute stays (the
-// namespace is degraded: a dead member rejoins through repair when it
-// returns) and is retried on the next call.
-func (c *Catalog) PlanRepairs(replace NodeInfo, usable []uint64, room func(uint64) bool, nowMs int64, epoch uint64) []model.Namespace {
-	var roomy []uint64
-	for _, id := range usable {
-		if room == nil || room(id) {
-			roomy = append(roomy, id)
-		}
+// LIVE non-draining node ids; room says whether a node has room for a whole
+// copy of a namespace (nodemap.Map.HasRoomFor; nil: every node has). A
+// substitute is the next usable node with room on the ring that is not in the
+// placement: a node without room could not take the copy, so its repair would
+// never finish, its partial copy would fill the node (refusing every other
+// namespace's writes there), and the member it replaced could not rejoin when
+// it came back. A member with no such substitute stays (the namespace is
+// degraded: a dead member rejoins through repair when it returns) and is
+// retried on the next call.
+func (c *Catalog) PlanRepairs(replace NodeInfo, usable []uint64, room func(id uint64, ns string) bool, nowMs int64, epoch uint64) []model.Namespace {
+	if room == nil {
+		room = func(uint64, string) bool { return true }
 	}
-	r := ring.New(roomy, c.vnodes)
+	r := ring.New(usable, c.vnodes)
 	var out []model.Namespace
 	for _, ns := range c.namespaces {
 		next, reverted := revertSubstitutes(ns.Clone(), usable, replace, nowMs, epoch)
-		if next, changed := repairOne(next, r, replace, nowMs, epoch); changed || reverted {
+		if next, changed := repairOne(next, r, room, replace, nowMs, epoch); changed || reverted {
 			out = append(out, next)
 		}
 	}
@@ -94,7 +93,7 @@ func revertSubstitutes(ns model.Namespace, usable []uint64, replace NodeInfo, no
 // last member known to hold every acknowledged record is never substituted
 // out, so such a namespace waits for it (unavailable, not lost). The
 // substitute joins out of sync; its primary repairs it and adds it.
-func repairOne(ns model.Namespace, r *ring.Ring, replace NodeInfo, nowMs int64, epoch uint64) (model.Namespace, bool) {
+func repairOne(ns model.Namespace, r *ring.Ring, room func(uint64, string) bool, replace NodeInfo, nowMs int64, epoch uint64) (model.Namespace, bool) {
 	changed := false
 	ns.InSync = ns.Synced()
 	for i, id := range ns.Placement {
@@ -111,10 +110,11 @@ func repairOne(ns model.Namespace, r *ring.Ring, replace NodeInfo, nowMs int64, 
 			ns.InSync = slices.DeleteFunc(ns.InSync, func(x uint64) bool { return x == id })
 			inSync, changed = false, true
 		}
-		sub, ok := r.Substitute(ns.Name, ns.Placement)
-		if !ok {
+		got := r.Walk(ns.Name, 1, func(id uint64) bool { return slices.Contains(ns.Placement, id) || !room(id, ns.Name) })
+		if len(got) == 0 {
 			continue
 		}
+		sub := got[0]
 		if inSync {
 			ns.InSync = slices.DeleteFunc(ns.InSync, func(x uint64) bool { return x == id })
 		}

@@ -27,14 +27,16 @@ type Map struct {
 	suspectAfter time.Duration
 	deadAfter    time.Duration
 	nodes        map[uint64]model.Node
-	lastSeen     map[uint64]time.Time // monotonic, leader-local
+	lastSeen     map[uint64]time.Time         // monotonic, leader-local
+	large        map[uint64]map[string]uint64 // sizes.go: each node's large namespaces
 }
 
 // New returns an empty map: nodes become SUSPECT after suspectAfter without
 // a heartbeat and DEAD after deadAfter.
 func New(suspectAfter, deadAfter time.Duration) *Map {
 	return &Map{suspectAfter: suspectAfter, deadAfter: deadAfter,
-		nodes: map[uint64]model.Node{}, lastSeen: map[uint64]time.Time{}}
+		nodes: map[uint64]model.Node{}, lastSeen: map[uint64]time.Time{},
+		large: map[uint64]map[string]uint64{}}
 }
 
 // Restore loads nodes read from etcd by a new leader. Nodes that were not
@@ -82,6 +84,7 @@ func (m *Map) Put(n model.Node, seen time.Time) {
 func (m *Map) Remove(id uint64) {
 	delete(m.nodes, id)
 	delete(m.lastSeen, id)
+	delete(m.large, id)
 }
 
 // Expire returns the records whose liveness must change at time now

@@ -166,8 +166,14 @@ type HeartbeatRequest struct {
 	FastFree             uint64 `protobuf:"varint,12,opt,name=fast_free,json=fastFree,proto3" json:"fast_free,omitempty"`
 	CapacityTierCapacity uint64 `protobuf:"varint,13,opt,name=capacity_tier_capacity,json=capacityTierCapacity,proto3" json:"capacity_tier_capacity,omitempty"`
 	CapacityTierFree     uint64 `protobuf:"varint,14,opt,name=capacity_tier_free,json=capacityTierFree,proto3" json:"capacity_tier_free,omitempty"`
-	unknownFields        protoimpl.UnknownFields
-	sizeCache            protoimpl.SizeCache
+	// Bytes of live records of each local namespace holding at least 1/64 of this
+	// node's capacity (at most 64 entries). The leader substitutes a dead or draining
+	// member of such a namespace only by a node with room for a whole copy of it
+	// (docs/cluster.md "Substitutes with room"): a repair that cannot fit would fill
+	// the substitute and refuse every other namespace's writes there.
+	LargeNamespaces []*NamespaceBytes `protobuf:"bytes,15,rep,name=large_namespaces,json=largeNamespaces,proto3" json:"large_namespaces,omitempty"`
+	unknownFields   protoimpl.UnknownFields
+	sizeCache       protoimpl.SizeCache
 }
 
 func (x *HeartbeatRequest) Reset() {
@@ -296,6 +302,13 @@ func (x *HeartbeatRequest) GetCapacityTierFree() uint64 {
 		return x.CapacityTierFree
 	}
 	return 0
+}
+
+func (x *HeartbeatRequest) GetLargeNamespaces() []*NamespaceBytes {
+	if x != nil {
+		return x.LargeNamespaces
+	}
+	return nil
 }
 
 type NamespaceBytes struct {
@@ -2275,7 +2288,7 @@ var File_rpmp_proto protoreflect.FileDescriptor
 const file_rpmp_proto_rawDesc = "" +
 	"\n" +
 	"\n" +
-	"rpmp.proto\x12\arpmp.v1\"\x90\x04\n" +
+	"rpmp.proto\x12\arpmp.v1\"\xd4\x04\n" +
 	"\x10HeartbeatRequest\x12\x17\n" +
 	"\anode_id\x18\x01 \x01(\x04R\x06nodeId\x12\x1a\n" +
 	"\bendpoint\x18\x02 \x01(\tR\bendpoint\x12\x1a\n" +
@@ -2293,7 +2306,8 @@ const file_rpmp_proto_rawDesc = "" +
 	"\rfast_capacity\x18\v \x01(\x04R\ffastCapacity\x12\x1b\n" +
 	"\tfast_free\x18\f \x01(\x04R\bfastFree\x124\n" +
 	"\x16capacity_tier_capacity\x18\r \x01(\x04R\x14capacityTierCapacity\x12,\n" +
-	"\x12capacity_tier_free\x18\x0e \x01(\x04R\x10capacityTierFree\":\n" +
+	"\x12capacity_tier_free\x18\x0e \x01(\x04R\x10capacityTierFree\x12B\n" +
+	"\x10large_namespaces\x18\x0f \x03(\v2\x17.rpmp.v1.NamespaceBytesR\x0flargeNamespaces\":\n" +
 	"\x0eNamespaceBytes\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x14\n" +
 	"\x05bytes\x18\x02 \x01(\x04R\x05bytes\"_\n" +
@@ -2519,56 +2533,57 @@ var file_rpmp_proto_goTypes = []any{
 var file_rpmp_proto_depIdxs = []int32{
 	1,  // 0: rpmp.v1.HeartbeatRequest.state_hint:type_name -> rpmp.v1.NodeStateHint
 	3,  // 1: rpmp.v1.HeartbeatRequest.namespace_bytes:type_name -> rpmp.v1.NamespaceBytes
-	0,  // 2: rpmp.v1.HeartbeatReply.state:type_name -> rpmp.v1.NodeState
-	4,  // 3: rpmp.v1.HeartbeatReply.byte_quotas:type_name -> rpmp.v1.ByteQuota
-	6,  // 4: rpmp.v1.HeartbeatReply.session_quotas:type_name -> rpmp.v1.SessionQuota
-	0,  // 5: rpmp.v1.Node.state:type_name -> rpmp.v1.NodeState
-	7,  // 6: rpmp.v1.NodeMap.nodes:type_name -> rpmp.v1.Node
-	0,  // 7: rpmp.v1.Replica.state:type_name -> rpmp.v1.NodeState
-	10, // 8: rpmp.v1.Namespace.options:type_name -> rpmp.v1.NamespaceOptions
-	11, // 9: rpmp.v1.Namespace.placement:type_name -> rpmp.v1.Replica
-	12, // 10: rpmp.v1.Namespace.substitutions:type_name -> rpmp.v1.Substitution
-	10, // 11: rpmp.v1.CreateNamespaceRequest.options:type_name -> rpmp.v1.NamespaceOptions
-	13, // 12: rpmp.v1.ListNamespacesReply.namespaces:type_name -> rpmp.v1.Namespace
-	7,  // 13: rpmp.v1.DrainReply.node:type_name -> rpmp.v1.Node
-	7,  // 14: rpmp.v1.RemoveNodeReply.node:type_name -> rpmp.v1.Node
-	26, // 15: rpmp.v1.ClearQuotaReply.quota:type_name -> rpmp.v1.Quota
-	26, // 16: rpmp.v1.ListQuotasReply.quotas:type_name -> rpmp.v1.Quota
-	2,  // 17: rpmp.v1.Proxy.Heartbeat:input_type -> rpmp.v1.HeartbeatRequest
-	8,  // 18: rpmp.v1.Proxy.GetNodeMap:input_type -> rpmp.v1.GetNodeMapRequest
-	14, // 19: rpmp.v1.Proxy.CreateNamespace:input_type -> rpmp.v1.CreateNamespaceRequest
-	15, // 20: rpmp.v1.Proxy.GetPlacement:input_type -> rpmp.v1.GetPlacementRequest
-	16, // 21: rpmp.v1.Proxy.ListNamespaces:input_type -> rpmp.v1.ListNamespacesRequest
-	18, // 22: rpmp.v1.Proxy.DeleteNamespace:input_type -> rpmp.v1.DeleteNamespaceRequest
-	20, // 23: rpmp.v1.Proxy.TouchNamespace:input_type -> rpmp.v1.TouchNamespaceRequest
-	22, // 24: rpmp.v1.Proxy.Drain:input_type -> rpmp.v1.DrainRequest
-	21, // 25: rpmp.v1.Proxy.SetInSync:input_type -> rpmp.v1.SetInSyncRequest
-	24, // 26: rpmp.v1.Proxy.RemoveNode:input_type -> rpmp.v1.RemoveNodeRequest
-	27, // 27: rpmp.v1.Proxy.SetQuota:input_type -> rpmp.v1.SetQuotaRequest
-	28, // 28: rpmp.v1.Proxy.ClearQuota:input_type -> rpmp.v1.ClearQuotaRequest
-	30, // 29: rpmp.v1.Proxy.ListQuotas:input_type -> rpmp.v1.ListQuotasRequest
-	32, // 30: rpmp.v1.Proxy.IssueCredential:input_type -> rpmp.v1.IssueCredentialRequest
-	33, // 31: rpmp.v1.Proxy.RenewCredential:input_type -> rpmp.v1.RenewCredentialRequest
-	5,  // 32: rpmp.v1.Proxy.Heartbeat:output_type -> rpmp.v1.HeartbeatReply
-	9,  // 33: rpmp.v1.Proxy.GetNodeMap:output_type -> rpmp.v1.NodeMap
-	13, // 34: rpmp.v1.Proxy.CreateNamespace:output_type -> rpmp.v1.Namespace
-	13, // 35: rpmp.v1.Proxy.GetPlacement:output_type -> rpmp.v1.Namespace
-	17, // 36: rpmp.v1.Proxy.ListNamespaces:output_type -> rpmp.v1.ListNamespacesReply
-	19, // 37: rpmp.v1.Proxy.DeleteNamespace:output_type -> rpmp.v1.DeleteNamespaceReply
-	13, // 38: rpmp.v1.Proxy.TouchNamespace:output_type -> rpmp.v1.Namespace
-	23, // 39: rpmp.v1.Proxy.Drain:output_type -> rpmp.v1.DrainReply
-	13, // 40: rpmp.v1.Proxy.SetInSync:output_type -> rpmp.v1.Namespace
-	25, // 41: rpmp.v1.Proxy.RemoveNode:output_type -> rpmp.v1.RemoveNodeReply
-	26, // 42: rpmp.v1.Proxy.SetQuota:output_type -> rpmp.v1.Quota
-	29, // 43: rpmp.v1.Proxy.ClearQuota:output_type -> rpmp.v1.ClearQuotaReply
-	31, // 44: rpmp.v1.Proxy.ListQuotas:output_type -> rpmp.v1.ListQuotasReply
-	34, // 45: rpmp.v1.Proxy.IssueCredential:output_type -> rpmp.v1.Credential
-	34, // 46: rpmp.v1.Proxy.RenewCredential:output_type -> rpmp.v1.Credential
-	32, // [32:47] is the sub-list for method output_type
-	17, // [17:32] is the sub-list for method input_type
-	17, // [17:17] is the sub-list for extension type_name
-	17, // [17:17] is the sub-list for extension extendee
-	0,  // [0:17] is the sub-list for field type_name
+	3,  // 2: rpmp.v1.HeartbeatRequest.large_namespaces:type_name -> rpmp.v1.NamespaceBytes
+	0,  // 3: rpmp.v1.HeartbeatReply.state:type_name -> rpmp.v1.NodeState
+	4,  // 4: rpmp.v1.HeartbeatReply.byte_quotas:type_name -> rpmp.v1.ByteQuota
+	6,  // 5: rpmp.v1.HeartbeatReply.session_quotas:type_name -> rpmp.v1.SessionQuota
+	0,  // 6: rpmp.v1.Node.state:type_name -> rpmp.v1.NodeState
+	7,  // 7: rpmp.v1.NodeMap.nodes:type_name -> rpmp.v1.Node
+	0,  // 8: rpmp.v1.Replica.state:type_name -> rpmp.v1.NodeState
+	10, // 9: rpmp.v1.Namespace.options:type_name -> rpmp.v1.NamespaceOptions
+	11, // 10: rpmp.v1.Namespace.placement:type_name -> rpmp.v1.Replica
+	12, // 11: rpmp.v1.Namespace.substitutions:type_name -> rpmp.v1.Substitution
+	10, // 12: rpmp.v1.CreateNamespaceRequest.options:type_name -> rpmp.v1.NamespaceOptions
+	13, // 13: rpmp.v1.ListNamespacesReply.namespaces:type_name -> rpmp.v1.Namespace
+	7,  // 14: rpmp.v1.DrainReply.node:type_name -> rpmp.v1.Node
+	7,  // 15: rpmp.v1.RemoveNodeReply.node:type_name -> rpmp.v1.Node
+	26, // 16: rpmp.v1.ClearQuotaReply.quota:type_name -> rpmp.v1.Quota
+	26, // 17: rpmp.v1.ListQuotasReply.quotas:type_name -> rpmp.v1.Quota
+	2,  // 18: rpmp.v1.Proxy.Heartbeat:input_type -> rpmp.v1.HeartbeatRequest
+	8,  // 19: rpmp.v1.Proxy.GetNodeMap:input_type -> rpmp.v1.GetNodeMapRequest
+	14, // 20: rpmp.v1.Proxy.CreateNamespace:input_type -> rpmp.v1.CreateNamespaceRequest
+	15, // 21: rpmp.v1.Proxy.GetPlacement:input_type -> rpmp.v1.GetPlacementRequest
+	16, // 22: rpmp.v1.Proxy.ListNamespaces:input_type -> rpmp.v1.ListNamespacesRequest
+	18, // 23: rpmp.v1.Proxy.DeleteNamespace:input_type -> rpmp.v1.DeleteNamespaceRequest
+	20, // 24: rpmp.v1.Proxy.TouchNamespace:input_type -> rpmp.v1.TouchNamespaceRequest
+	22, // 25: rpmp.v1.Proxy.Drain:input_type -> rpmp.v1.DrainRequest
+	21, // 26: rpmp.v1.Proxy.SetInSync:input_type -> rpmp.v1.SetInSyncRequest
+	24, // 27: rpmp.v1.Proxy.RemoveNode:input_type -> rpmp.v1.RemoveNodeRequest
+	27, // 28: rpmp.v1.Proxy.SetQuota:input_type -> rpmp.v1.SetQuotaRequest
+	28, // 29: rpmp.v1.Proxy.ClearQuota:input_type -> rpmp.v1.ClearQuotaRequest
+	30, // 30: rpmp.v1.Proxy.ListQuotas:input_type -> rpmp.v1.ListQuotasRequest
+	32, // 31: rpmp.v1.Proxy.IssueCredential:input_type -> rpmp.v1.IssueCredentialRequest
+	33, // 32: rpmp.v1.Proxy.RenewCredential:input_type -> rpmp.v1.RenewCredentialRequest
+	5,  // 33: rpmp.v1.Proxy.Heartbeat:output_type -> rpmp.v1.HeartbeatReply
+	9,  // 34: rpmp.v1.Proxy.GetNodeMap:output_type -> rpmp.v1.NodeMap
+	13, // 35: rpmp.v1.Proxy.CreateNamespace:output_type -> rpmp.v1.Namespace
+	13, // 36: rpmp.v1.Proxy.GetPlacement:output_type -> rpmp.v1.Namespace
+	17, // 37: rpmp.v1.Proxy.ListNamespaces:output_type -> rpmp.v1.ListNamespacesReply
+	19, // 38: rpmp.v1.Proxy.DeleteNamespace:output_type -> rpmp.v1.DeleteNamespaceReply
+	13, // 39: rpmp.v1.Proxy.TouchNamespace:output_type -> rpmp.v1.Namespace
+	23, // 40: rpmp.v1.Proxy.Drain:output_type -> rpmp.v1.DrainReply
+	13, // 41: rpmp.v1.Proxy.SetInSync:output_type -> rpmp.v1.Namespace
+	25, // 42: rpmp.v1.Proxy.RemoveNode:output_type -> rpmp.v1.RemoveNodeReply
+	26, // 43: rpmp.v1.Proxy.SetQuota:output_type -> rpmp.v1.Quota
+	29, // 44: rpmp.v1.Proxy.ClearQuota:output_type -> rpmp.v1.ClearQuotaReply
+	31, // 45: rpmp.v1.Proxy.ListQuotas:output_type -> rpmp.v1.ListQuotasReply
+	34, // 46: rpmp.v1.Proxy.IssueCredential:output_type -> rpmp.v1.Credential
+	34, // 47: rpmp.v1.Proxy.RenewCredential:output_type -> rpmp.v1.Credential
+	33, // [33:48] is the sub-list for method output_type
+	18, // [18:33] is the sub-list for method input_type
+	18, // [18:18] is the sub-list for extension type_name
+	18, // [18:18] is the sub-list for extension extendee
+	0,  // [0:18] is the sub-list for field type_name
 }
 
 func init() { file_rpmp_proto_init() }

@@ -77,6 +77,11 @@ func (l *Leader) Heartbeat(req *pb.HeartbeatRequest, caller auth.Identity) (*pb.
 		go l.markDelivered(rec.ID, acks)
 	}
 	l.quotaHeartbeat(req, reply)
+	large := make(map[string]uint64, len(req.LargeNamespaces))
+	for _, nb := range req.LargeNamespaces {
+		large[nb.Name] = nb.Bytes
+	}
+	l.nodes.ReportLarge(rec.ID, large)
 	if changed {
 		l.cfg.Logf("node %016x (%s) is now %s (epoch %d)", rec.ID, rec.Endpoint, nodeState(rec), epoch)
 	}

@@ -74,7 +74,7 @@ func (l *Leader) replaceReason(id uint64) string {
 // repairLocked substitutes dead/draining members of every placement.
 func (l *Leader) repairLocked(now time.Time) {
 	epoch := l.epoch + 1
-	plans := l.cat.PlanRepairs(l.replaceReason, l.nodes.UsableIDs(), l.nodes.HasRoom, now.UnixMilli(), epoch)
+	plans := l.cat.PlanRepairs(l.replaceReason, l.nodes.UsableIDs(), l.nodes.HasRoomFor, now.UnixMilli(), epoch)
 	if len(plans) == 0 {
 		return
 	}

@@ -95,6 +95,8 @@ type fakeNode struct {
 	deleted []string
 	pending []string // deletions applied, acknowledged in the next heartbeat
 	noAck   bool     // never acknowledge deletions (a server that keeps failing them)
+	free    uint64   // free bytes reported (of 1 GiB); 0: half
+	large   []*pb.NamespaceBytes
 	lastErr error
 	stop    chan struct{}
 	done    chan struct{}
@@ -140,13 +142,17 @@ func (n *fakeNode) beat(clients map[string]pb.ProxyClient, i int) {
 	n.mu.Lock()
 	target := n.target
 	acks := slices.Clone(n.pending)
+	free, large := n.free, n.large
 	n.mu.Unlock()
+	if free == 0 {
+		free = 1 << 29
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), 500*time.Millisecond)
 	defer cancel()
 	var tr metadata.MD
 	rep, err := clients[target].Heartbeat(ctx, &pb.HeartbeatRequest{NodeId: n.id,
-		Endpoint: "127.0.0.1:" + strconv.FormatUint(20000+n.id, 10), Capacity: 1 << 30, Free: 1 << 29, Used: 1 << 29, Pools: 1,
-		DeletedNamespaces: acks}, grpc.Trailer(&tr))
+		Endpoint: "127.0.0.1:" + strconv.FormatUint(20000+n.id, 10), Capacity: 1 << 30, Free: free, Used: 1<<30 - free, Pools: 1,
+		DeletedNamespaces: acks, LargeNamespaces: large}, grpc.Trailer(&tr))
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	n.lastErr = err
@@ -180,6 +186,17 @@ func (n *fakeNode) SetNoAck(v bool) {
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	n.noAck = v
+}
+
+// SetSpace sets the free bytes (of 1 GiB) and the large namespaces the next
+// heartbeats report.
+func (n *fakeNode) SetSpace(free uint64, large map[string]uint64) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	n.free, n.large = free, nil
+	for name, b := range large {
+		n.large = append(n.large, &pb.NamespaceBytes{Name: name, Bytes: b})
+	}
 }
 
 // LastErr is the outcome of the latest heartbeat.
