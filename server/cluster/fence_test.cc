@@ -6,6 +6,7 @@
 // member refuses client reads unless the newest placement it knows counts it in sync.
 #include <catch2/catch.hpp>
 
+#include <mutex>
 #include <string>
 #include <utility>
 #include <vector>
@@ -19,6 +20,17 @@ class ReplicatorTestPeer {
  public:
   static void NoteEpoch(Replicator& r, const v1::Namespace& ns) { r.NoteEpoch(ns); }
   static void MarkScanned(Replicator& r) { r.scanned_.store(true); }
+  // The states DropRemovedCopy (removed_copy.cc) moves a namespace through: dropping
+  // while the store deletes the copy, then dropped at the placement's epoch.
+  static void StartDrop(Replicator& r, const std::string& ns) {
+    std::lock_guard<std::mutex> lock(r.mu_);
+    if (r.dropping_.insert(ns).second) r.dropped_count_.fetch_add(1);
+  }
+  static void FinishDrop(Replicator& r, const std::string& ns, uint64_t epoch) {
+    std::lock_guard<std::mutex> lock(r.mu_);
+    r.dropping_.erase(ns);
+    r.dropped_.emplace(ns, epoch);
+  }
 };
 
 namespace {
@@ -82,6 +94,36 @@ TEST_CASE("client reads are served only while the newest known placement counts 
   CHECK(r.CheckRead("ns").ok());
   ReplicatorTestPeer::NoteEpoch(r, Placed("ns", 8, {{1, true}, {9, false}}));
   r.Forget("ns");  // deleted: a new namespace of that name starts afresh
+  CHECK(r.CheckRead("ns").ok());
+}
+
+TEST_CASE("a node dropping its removed copy refuses replica frames and reads; a newer epoch makes it a member again") {
+  Replicator r(nullptr, nullptr, /*self_id=*/9, ReplicatorOptions{});
+  ReplicatorTestPeer::MarkScanned(r);
+  ReplicatorTestPeer::NoteEpoch(r, Placed("ns", 6, {{1, true}, {2, true}}, /*replaced=*/9));  // substituted out
+  ReplicatorTestPeer::StartDrop(r, "ns");
+  // A repair onto this node that starts while the store deletes the copy must fail (and
+  // be retried on what is left), never count on records the drop removes.
+  Status frame = r.CheckReplicaFrame("ns", true, 7, 1);
+  CHECK(frame.code() == StatusCode::kFailedPrecondition);
+  CHECK(frame.message().find("dropping its copy") != std::string::npos);
+  Status read = r.CheckRead("ns");
+  CHECK(read.code() == StatusCode::kFailedPrecondition);
+  CHECK(read.message().find("dropped its copy") != std::string::npos);
+  CHECK(r.CheckRead("other").ok());  // other namespaces are not affected
+  CHECK(r.CheckReplicaFrame("other", true, 1, 1).ok());
+  ReplicatorTestPeer::FinishDrop(r, "ns", 6);
+  // Dropped at epoch 6: a frame of that epoch (the primary it knows) passes the fence but
+  // does not make the node a member again; reads stay refused.
+  CHECK(r.CheckReplicaFrame("ns", true, 6, 1).ok());
+  CHECK(r.CheckRead("ns").message().find("dropped its copy") != std::string::npos);
+  // A frame of a newer epoch: a member again (its primary repairs it); reads wait until a
+  // placement says it is in sync.
+  CHECK(r.CheckReplicaFrame("ns", true, 7, 1).ok());
+  Status framed = r.CheckRead("ns");
+  CHECK(framed.code() == StatusCode::kFailedPrecondition);
+  CHECK(framed.message().find("not an in-sync member of it at epoch 7") != std::string::npos);
+  ReplicatorTestPeer::NoteEpoch(r, Placed("ns", 8, {{1, true}, {9, true}}));
   CHECK(r.CheckRead("ns").ok());
 }
 
