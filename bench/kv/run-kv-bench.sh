@@ -69,13 +69,19 @@ echo "baseline fi_pingpong_rdm_4k_usec_per_xfer=${fi_rdm_us:-unknown}"
 roundtrips() { awk -v u="$1" 'BEGIN { if (u > 0) printf "%.0f", 1e6 / (2 * u) }'; }
 fi_rdm_rt=$(roundtrips "${fi_rdm_us:-0}")
 echo "baseline fi_pingpong_rdm_4k_roundtrips_per_s=${fi_rdm_rt:-unknown}"
-pp_a=$(free_port) pp_b=$(free_port)
-pingpong rdm "tcp;ofi_rxm" "$work/fi_pingpong_rdm_a" "$pp_a" >/dev/null &
-pp_pid=$!
-pingpong rdm "tcp;ofi_rxm" "$work/fi_pingpong_rdm_b" "$pp_b" >/dev/null
-wait "$pp_pid" || true
-fi_rdm2_rt=$(awk '$1=="4k" {s += 1e6 / (2 * $7)} END {if (s > 0) printf "%.0f", s}' \
-  "$work/fi_pingpong_rdm_a" "$work/fi_pingpong_rdm_b")
+# pingpong_2pairs PROVIDER TAG: two rdm ping-pongs at once; prints their round trips
+# per second in all.
+pingpong_2pairs() {
+  local prov=$1 tag=$2 a b pid
+  a=$(free_port) b=$(free_port)
+  pingpong rdm "$prov" "$work/fi_pingpong_${tag}_a" "$a" >/dev/null &
+  pid=$!
+  pingpong rdm "$prov" "$work/fi_pingpong_${tag}_b" "$b" >/dev/null
+  wait "$pid" || true
+  awk '$1=="4k" {s += 1e6 / (2 * $7)} END {if (s > 0) printf "%.0f", s}' \
+    "$work/fi_pingpong_${tag}_a" "$work/fi_pingpong_${tag}_b"
+}
+fi_rdm2_rt=$(pingpong_2pairs "tcp;ofi_rxm" rdm)
 echo "baseline fi_pingpong_rdm_4k_2pairs_roundtrips_per_s=${fi_rdm2_rt:-unknown}"
 # The native TCP provider (libfabric 1.17 `net`, 1.18+ `tcp`), when offered: the
 # fastest RDM provider on a host without RDMA (docs/benchmarks.md "Providers").
@@ -89,13 +95,7 @@ if [ -n "$net_prov" ]; then
   fi_net_rt=$(roundtrips "${fi_net_us:-0}")
   echo "baseline fi_pingpong_${net_prov}_4k_usec_per_xfer=${fi_net_us:-unknown}"
   echo "baseline fi_pingpong_${net_prov}_4k_roundtrips_per_s=${fi_net_rt:-unknown}"
-  pp_a=$(free_port) pp_b=$(free_port)
-  pingpong rdm "$net_prov" "$work/fi_pingpong_net_a" "$pp_a" >/dev/null &
-  pp_pid=$!
-  pingpong rdm "$net_prov" "$work/fi_pingpong_net_b" "$pp_b" >/dev/null
-  wait "$pp_pid" || true
-  fi_net2_rt=$(awk '$1=="4k" {s += 1e6 / (2 * $7)} END {if (s > 0) printf "%.0f", s}' \
-    "$work/fi_pingpong_net_a" "$work/fi_pingpong_net_b")
+  fi_net2_rt=$(pingpong_2pairs "$net_prov" net)
   echo "baseline fi_pingpong_${net_prov}_4k_2pairs_roundtrips_per_s=${fi_net2_rt:-unknown}"
 fi
 

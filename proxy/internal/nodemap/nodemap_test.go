@@ -14,6 +14,12 @@ func beat(m *Map, id uint64, now time.Time) bool {
 	return changed
 }
 
+// report commits a heartbeat of node id reporting capacity and free bytes.
+func report(m *Map, now time.Time, id, capacity, free uint64) {
+	rec, _ := m.Next(Beat{ID: id, Endpoint: "127.0.0.1:1", Capacity: capacity, Free: free}, now)
+	m.Put(rec, now)
+}
+
 func apply(m *Map, now time.Time) []model.Node {
 	out := m.Expire(now)
 	for _, n := range out {
@@ -91,10 +97,7 @@ func TestDrainSticky(t *testing.T) {
 func TestRoomyIDsPrefersNodesWithRoom(t *testing.T) {
 	t0 := time.Unix(4000, 0)
 	m := New(time.Second, 3*time.Second)
-	space := func(id, capacity, free uint64) {
-		rec, _ := m.Next(Beat{ID: id, Endpoint: "127.0.0.1:1", Capacity: capacity, Free: free}, t0)
-		m.Put(rec, t0)
-	}
+	space := func(id, capacity, free uint64) { report(m, t0, id, capacity, free) }
 	space(1, 1600, 1600)
 	space(2, 1600, 99) // under 1/16 free: full for new namespaces
 	space(3, 1600, 100)
@@ -112,10 +115,7 @@ func TestRoomyIDsPrefersNodesWithRoom(t *testing.T) {
 func TestHasRoom(t *testing.T) {
 	t0 := time.Unix(4000, 0)
 	m := New(time.Second, 3*time.Second)
-	space := func(id, capacity, free uint64) {
-		rec, _ := m.Next(Beat{ID: id, Endpoint: "127.0.0.1:1", Capacity: capacity, Free: free}, t0)
-		m.Put(rec, t0)
-	}
+	space := func(id, capacity, free uint64) { report(m, t0, id, capacity, free) }
 	space(1, 1600, 100) // exactly 1/16 free
 	space(2, 1600, 99)
 	space(3, 0, 0)
@@ -129,10 +129,7 @@ func TestHasRoom(t *testing.T) {
 func TestExtentIDsAvoidFullMembers(t *testing.T) {
 	t0 := time.Unix(4000, 0)
 	m := New(time.Second, 3*time.Second)
-	space := func(id, capacity, free uint64) {
-		rec, _ := m.Next(Beat{ID: id, Endpoint: "127.0.0.1:1", Capacity: capacity, Free: free}, t0)
-		m.Put(rec, t0)
-	}
+	space := func(id, capacity, free uint64) { report(m, t0, id, capacity, free) }
 	space(1, 1600, 50)   // full: refused the write
 	space(2, 1600, 900)  // roomy, a member of the full namespace
 	space(3, 1600, 400)  // roomy

@@ -9,10 +9,7 @@ import (
 func TestHasRoomForSizesByTheLargestReportedCopy(t *testing.T) {
 	t0 := time.Unix(4000, 0)
 	m := New(time.Second, 3*time.Second)
-	space := func(id, capacity, free uint64) {
-		rec, _ := m.Next(Beat{ID: id, Endpoint: "127.0.0.1:1", Capacity: capacity, Free: free}, t0)
-		m.Put(rec, t0)
-	}
+	space := func(id, capacity, free uint64) { report(m, t0, id, capacity, free) }
 	space(1, 1600, 1100) // 1/16 of 1600 is 100: room for a copy of up to 1000
 	space(2, 1600, 1099)
 	space(3, 0, 0) // no capacity reported yet
