@@ -32,6 +32,18 @@ void ClusterAgent::Stop() {
   if (thread_.joinable()) thread_.join();
 }
 
+namespace {
+// Appends store usage figures to a heartbeat's repeated NamespaceBytes field.
+void AddUsage(const std::vector<NamespaceUsage>& usage,
+              google::protobuf::RepeatedPtrField<v1::NamespaceBytes>* out) {
+  for (const NamespaceUsage& u : usage) {
+    v1::NamespaceBytes* nb = out->Add();
+    nb->set_name(u.ns);
+    nb->set_bytes(u.bytes);
+  }
+}
+}  // namespace
+
 Status ClusterAgent::Beat() {
   StoreStats st = store_->Stats();
   v1::HeartbeatRequest req;
@@ -52,18 +64,10 @@ Status ClusterAgent::Beat() {
   }
   std::vector<std::string> quota_prefixes = StartQuotaReport();
   if (!quota_prefixes.empty()) {
-    for (const NamespaceUsage& u : store_->NamespaceBytes(quota_prefixes)) {
-      v1::NamespaceBytes* nb = req.add_namespace_bytes();
-      nb->set_name(u.ns);
-      nb->set_bytes(u.bytes);
-    }
+    AddUsage(store_->NamespaceBytes(quota_prefixes), req.mutable_namespace_bytes());
   }
   if (capacity >= kLargeNamespaceFraction) {
-    for (const NamespaceUsage& u : store_->NamespacesOver(capacity / kLargeNamespaceFraction)) {
-      v1::NamespaceBytes* nb = req.add_large_namespaces();
-      nb->set_name(u.ns);
-      nb->set_bytes(u.bytes);
-    }
+    AddUsage(store_->NamespacesOver(capacity / kLargeNamespaceFraction), req.mutable_large_namespaces());
   }
   req.set_capacity(capacity);
   req.set_used(used);

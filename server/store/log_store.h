@@ -172,8 +172,9 @@ class LogStore : public Store {
   uint64_t NodeId() const override { return node_id_; }
 
  private:
-  // The live bytes of every namespace (not deleted) for which want(name, bytes) holds.
-  std::vector<NamespaceUsage> Usage(const std::function<bool(const std::string&, uint64_t)>& want);
+  // The live bytes of every namespace (not deleted) whose name passes name_ok and that
+  // holds at least min_bytes.
+  std::vector<NamespaceUsage> Usage(const std::function<bool(const std::string&)>& name_ok, uint64_t min_bytes);
   using Namespace = log_store_internal::Namespace;
   using NamespacePtr = log_store_internal::NamespacePtr;
   using Segment = log_store_internal::Segment;

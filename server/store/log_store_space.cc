@@ -367,24 +367,26 @@ std::vector<NamespaceUsage> LogStore::NamespaceBytes(const std::vector<std::stri
     }
     return false;
   };
-  return Usage([&covered](const std::string& name, uint64_t) { return covered(name); });
+  return Usage(covered, 0);
 }
 
 std::vector<NamespaceUsage> LogStore::NamespacesOver(uint64_t min_bytes) {
-  return Usage([min_bytes](const std::string&, uint64_t bytes) { return bytes >= min_bytes; });
+  return Usage([](const std::string&) { return true; }, min_bytes);
 }
 
-std::vector<NamespaceUsage> LogStore::Usage(const std::function<bool(const std::string&, uint64_t)>& want) {
-  std::vector<std::pair<std::string, NamespacePtr>> all;
+std::vector<NamespaceUsage> LogStore::Usage(const std::function<bool(const std::string&)>& name_ok,
+                                            uint64_t min_bytes) {
+  std::vector<std::pair<std::string, NamespacePtr>> matched;  // names first: no namespace lock for the rest
   {
     std::shared_lock<std::shared_mutex> lock(ns_map_mu_);
-    all.reserve(namespaces_.size());
-    for (auto& [name, ns] : namespaces_) all.emplace_back(name, ns);
+    for (auto& [name, ns] : namespaces_) {
+      if (name_ok(name)) matched.emplace_back(name, ns);
+    }
   }
   std::vector<NamespaceUsage> out;
-  for (auto& [name, ns] : all) {
+  for (auto& [name, ns] : matched) {
     std::lock_guard<std::mutex> lock(ns->mu);
-    if (!ns->deleted && want(name, ns->live_bytes)) out.push_back({name, ns->live_bytes});
+    if (!ns->deleted && ns->live_bytes >= min_bytes) out.push_back({name, ns->live_bytes});
   }
   return out;
 }

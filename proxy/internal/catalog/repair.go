@@ -110,11 +110,10 @@ func repairOne(ns model.Namespace, r *ring.Ring, room func(uint64, string) bool,
 			ns.InSync = slices.DeleteFunc(ns.InSync, func(x uint64) bool { return x == id })
 			inSync, changed = false, true
 		}
-		got := r.Walk(ns.Name, 1, func(id uint64) bool { return slices.Contains(ns.Placement, id) || !room(id, ns.Name) })
-		if len(got) == 0 {
+		sub, ok := r.Substitute(ns.Name, ns.Placement, func(id uint64) bool { return room(id, ns.Name) })
+		if !ok {
 			continue
 		}
-		sub := got[0]
 		if inSync {
 			ns.InSync = slices.DeleteFunc(ns.InSync, func(x uint64) bool { return x == id })
 		}

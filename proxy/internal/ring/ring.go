@@ -97,13 +97,14 @@ func (r *Ring) Place(name string, n int) []uint64 {
 }
 
 // Substitute returns the next node on the ring (from Hash(name)) that is not
-// already in current, or ok=false if there is none.
-func (r *Ring) Substitute(name string, current []uint64) (uint64, bool) {
+// already in current and that fits (nil: every node fits), or ok=false if
+// there is none.
+func (r *Ring) Substitute(name string, current []uint64, fits func(uint64) bool) (uint64, bool) {
 	in := make(map[uint64]bool, len(current))
 	for _, id := range current {
 		in[id] = true
 	}
-	got := r.Walk(name, 1, func(id uint64) bool { return in[id] })
+	got := r.Walk(name, 1, func(id uint64) bool { return in[id] || (fits != nil && !fits(id)) })
 	if len(got) == 0 {
 		return 0, false
 	}

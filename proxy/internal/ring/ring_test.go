@@ -78,17 +78,21 @@ func TestSubstitute(t *testing.T) {
 	name := "some/namespace"
 	full := r.Place(name, 5) // complete ring order from the name
 	cur := full[:2]
-	sub, ok := r.Substitute(name, cur)
+	sub, ok := r.Substitute(name, cur, nil)
 	if !ok || sub != full[2] {
 		t.Fatalf("substitute = %d,%v; want next on ring %d (order %v)", sub, ok, full[2], full)
 	}
 	// With the next one excluded from the live ring, the one after is used.
 	live := New([]uint64{full[0], full[1], full[3], full[4]}, DefaultVNodes)
-	if sub, _ := live.Substitute(name, cur); sub != full[3] {
+	if sub, _ := live.Substitute(name, cur, nil); sub != full[3] {
 		t.Fatalf("substitute with %d down = %d; want %d", full[2], sub, full[3])
 	}
-	if _, ok := New(ids(2), DefaultVNodes).Substitute(name, []uint64{1, 2}); ok {
+	if _, ok := New(ids(2), DefaultVNodes).Substitute(name, []uint64{1, 2}, nil); ok {
 		t.Fatal("substitute found a node on a ring with no spare node")
+	}
+	// A node that does not fit is passed over like one already in the placement.
+	if sub, _ := r.Substitute(name, cur, func(id uint64) bool { return id != full[2] }); sub != full[3] {
+		t.Fatalf("substitute with %d not fitting = %d; want %d", full[2], sub, full[3])
 	}
 }
 
