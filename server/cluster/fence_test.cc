@@ -97,7 +97,7 @@ TEST_CASE("client reads are served only while the newest known placement counts 
   CHECK(r.CheckRead("ns").ok());
 }
 
-TEST_CASE("a node dropping its removed copy refuses replica frames and reads; a newer epoch makes it a member again") {
+TEST_CASE("a node dropping its removed copy refuses replica frames and reads until a newer epoch makes it a member again") {
   Replicator r(nullptr, nullptr, /*self_id=*/9, ReplicatorOptions{});
   ReplicatorTestPeer::MarkScanned(r);
   ReplicatorTestPeer::NoteEpoch(r, Placed("ns", 6, {{1, true}, {2, true}}, /*replaced=*/9));  // substituted out
