@@ -181,6 +181,9 @@ void Server::RegisterMetrics() {
   r->AddCounterFunc("rpmp_server_session_limit_refusals_total",
                     "HELLOs refused by max_sessions_per_address (every session had requests in flight).",
                     "", read(ss.limit_refused));
+  r->AddCounterFunc("rpmp_server_session_table_refusals_total",
+                    "HELLOs refused by max_sessions (every session had requests in flight).", "",
+                    read(ss.table_refused));
   r->AddGaugeFunc("rpmp_server_sessions_per_client_max",
                   "Most sessions one client name (e.g. spark-executor-3) held at once since start.", "",
                   read(ss.per_client_max));

@@ -146,7 +146,7 @@ void Server::HandleHello(Slot* s, PeerAddr src) {
   }
   // Legacy clients (no kFlagAuth) of a server without a secret get tag 0.
   uint64_t tag = auth ? auth::RandomTag48() : 0;
-  uint32_t evicted = 0;
+  SessionTable::Eviction evicted;
   StatusOr<uint32_t> id = sessions_->Create(*address, *peer, tag, q.client_name, &evicted);
   if (!id.ok()) {
     lock.unlock();
@@ -163,10 +163,16 @@ void Server::HandleHello(Slot* s, PeerAddr src) {
     sessions_->Find(*id)->token_expiry = token->expiry;
   }
   lock.unlock();
-  if (evicted != 0) {
-    raw_owners_.SessionEnded(evicted);
-    RPMP_LOG_INFO("session %u evicted: its address reached max_sessions_per_address (%u), "
-                  "and it was the least recently used", evicted, sessions_->limits().max_per_address);
+  if (evicted.id != 0) {
+    raw_owners_.SessionEnded(evicted.id);
+    if (evicted.table_full) {
+      RPMP_LOG_INFO("session %u crowded out: the server reached max_sessions (%u), and it was "
+                    "the least recently used idle session of the tenant holding the most",
+                    evicted.id, sessions_->limits().max_sessions);
+    } else {
+      RPMP_LOG_INFO("session %u evicted: its address reached max_sessions_per_address (%u), "
+                    "and it was the least recently used", evicted.id, sessions_->limits().max_per_address);
+    }
   }
   s->req.h.session = *id;
   s->req.h.session_tag = tag;  // echoed in the reply header
@@ -316,6 +322,10 @@ void Server::RefuseFrame(Slot* s, PeerAddr src, Session* session,
         break;
       case SessionEnd::kDropped: why = "dropped: a transfer with the client stalled past rma_timeout"; break;
       case SessionEnd::kTokenExpired: why = "ended: its tenant token expired (mint a new one)"; break;
+      case SessionEnd::kCrowdedOut:
+        why = "crowded out: the server reached max_sessions (" +
+              std::to_string(sessions_->limits().max_sessions) + ") and this session was idle longest";
+        break;
       case SessionEnd::kCount: break;
     }
     stats.refused[static_cast<size_t>(ended->reason)].fetch_add(1, std::memory_order_relaxed);

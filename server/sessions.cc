@@ -46,27 +46,19 @@ const char* SessionEndName(SessionEnd why) {
     case SessionEnd::kEvicted: return "evicted";
     case SessionEnd::kDropped: return "dropped";
     case SessionEnd::kTokenExpired: return "token_expired";
+    case SessionEnd::kCrowdedOut: return "crowded_out";
     case SessionEnd::kCount: break;
   }
   return "unknown";
 }
 
 StatusOr<uint32_t> SessionTable::Create(std::string_view address, PeerAddr peer, uint64_t tag,
-                                        std::string_view client_name, uint32_t* evicted) {
-  *evicted = 0;
-  if (sessions_.size() >= limits_.max_sessions)
-    return Status::NoSpace("this server has its maximum of " + std::to_string(limits_.max_sessions) +
-                           " sessions (max_sessions); retry later");
+                                        std::string_view client_name, Eviction* evicted) {
+  *evicted = {};
   if (peers_[std::string(address)].sessions >= limits_.max_per_address) {
     // One endpoint holds one session at a time; older ones at its address are leftovers
     // (a client that could not say BYE). The least recently used idle one makes room.
-    uint32_t lru = 0;
-    Clock::time_point oldest = Clock::time_point::max();
-    for (const auto& [id, s] : sessions_)
-      if (s.address == address && s.inflight == 0 && !s.dropped && s.last_used < oldest) {
-        lru = id;
-        oldest = s.last_used;
-      }
+    uint32_t lru = LeastRecentlyUsedIdle([&](const Session& s) { return s.address == address; });
     if (lru == 0) {
       stats_.limit_refused.fetch_add(1, std::memory_order_relaxed);
       return Status::NoSpace("too many sessions from this client address: all " +
@@ -74,7 +66,22 @@ StatusOr<uint32_t> SessionTable::Create(std::string_view address, PeerAddr peer,
                              " (max_sessions_per_address) have requests in flight");
     }
     End(lru, SessionEnd::kEvicted);
-    *evicted = lru;
+    *evicted = {lru, false};
+  } else if (sessions_.size() >= limits_.max_sessions) {
+    // The table is full (clients that proved the secret from many addresses and went
+    // quiet). Refusing would lock honest clients out until session_idle_timeout; instead
+    // the tenant holding the most sessions gives up its least recently used idle one,
+    // so a tenant that fills the table evicts its own sessions first.
+    std::string tenant = LargestTenant();
+    uint32_t lru = LeastRecentlyUsedIdle([&](const Session& s) { return s.prefix == tenant; });
+    if (lru == 0) lru = LeastRecentlyUsedIdle([](const Session&) { return true; });
+    if (lru == 0) {
+      stats_.table_refused.fetch_add(1, std::memory_order_relaxed);
+      return Status::NoSpace("this server has its maximum of " + std::to_string(limits_.max_sessions) +
+                             " sessions (max_sessions), all with requests in flight; retry later");
+    }
+    End(lru, SessionEnd::kCrowdedOut);
+    *evicted = {lru, true};
   }
   PeerRef& ref = peers_[std::string(address)];
   // Random ids: a client that still holds a session from before a restart must not
@@ -95,6 +102,31 @@ StatusOr<uint32_t> SessionTable::Create(std::string_view address, PeerAddr peer,
   if (n > stats_.per_client_max.load(std::memory_order_relaxed))
     stats_.per_client_max.store(n, std::memory_order_relaxed);
   return id;
+}
+
+uint32_t SessionTable::LeastRecentlyUsedIdle(const std::function<bool(const Session&)>& among) const {
+  uint32_t lru = 0;
+  Clock::time_point oldest = Clock::time_point::max();
+  for (const auto& [id, s] : sessions_)
+    if (s.inflight == 0 && !s.dropped && s.last_used < oldest && among(s)) {
+      lru = id;
+      oldest = s.last_used;
+    }
+  return lru;
+}
+
+std::string SessionTable::LargestTenant() const {
+  std::unordered_map<std::string_view, size_t> count;
+  std::string_view largest;
+  size_t most = 0;
+  for (const auto& [id, s] : sessions_) {
+    size_t n = ++count[s.prefix];
+    if (n > most) {
+      most = n;
+      largest = s.prefix;
+    }
+  }
+  return std::string(largest);
 }
 
 Session* SessionTable::Find(uint32_t id) {

@@ -15,6 +15,7 @@
 #include <chrono>
 #include <cstdint>
 #include <deque>
+#include <functional>
 #include <random>
 #include <string>
 #include <string_view>
@@ -42,6 +43,8 @@ enum class SessionEnd : uint8_t {
   kEvicted,  // its address reached max_sessions_per_address and it was the least recently used
   kDropped,  // its client stalled an RMA past rma_timeout
   kTokenExpired,  // its tenant token expired (docs/security.md "Tenants")
+  kCrowdedOut,    // the server reached max_sessions; it was the least recently used idle
+                  // session of the tenant holding the most (SessionTable::Create)
   kCount,
 };
 const char* SessionEndName(SessionEnd why);  // "closed", "expired", ...
@@ -55,6 +58,7 @@ struct SessionStats {
   // server does not know (restarted, or ended too long ago): index kCount.
   std::atomic<uint64_t> refused[static_cast<size_t>(SessionEnd::kCount) + 1] = {};
   std::atomic<uint64_t> limit_refused{0};  // HELLOs refused by max_sessions_per_address
+  std::atomic<uint64_t> table_refused{0};  // HELLOs refused by max_sessions (all busy)
   std::atomic<uint64_t> per_client_max{0};  // most sessions one client name held at once
 };
 
@@ -99,13 +103,22 @@ class SessionTable {
   // The AV entry of `address` when some session or challenge holds it.
   bool FindPeer(std::string_view address, PeerAddr* peer) const;
 
+  // A session Create ended to make room: `id` 0 when none; `table_full` when the
+  // server's max_sessions (not the address's cap) made it.
+  struct Eviction {
+    uint32_t id = 0;
+    bool table_full = false;
+  };
   // A new session for `address`, taking over one AV reference the caller acquired.
-  // `address` is canonical (Fabric::CanonicalPeer). ResourceExhausted when the server
-  // has max_sessions. When the address already has max_per_address sessions, its least recently used one
-  // with nothing in flight is ended (kEvicted; its id in *evicted, else 0); NoSpace,
-  // naming max_sessions_per_address, when every one has requests in flight.
+  // `address` is canonical (Fabric::CanonicalPeer). At most one session is ended
+  // (kEvicted) to make room, the least recently used with nothing in flight:
+  //  - when the address has max_per_address sessions, one of that address's;
+  //  - else when the server has max_sessions, one of the tenant (token prefix; secret
+  //    holders are one tenant) holding the most sessions, or of anyone when that
+  //    tenant's are all busy.
+  // NoSpace, naming the limit, when every candidate has requests in flight.
   StatusOr<uint32_t> Create(std::string_view address, PeerAddr peer, uint64_t tag,
-                            std::string_view client_name, uint32_t* evicted);
+                            std::string_view client_name, Eviction* evicted);
   Session* Find(uint32_t id);
   // Ends a session: releases its AV reference and remembers it with `why`. False when unknown.
   bool End(uint32_t id, SessionEnd why);
@@ -135,6 +148,12 @@ class SessionTable {
     std::string nonce, address;
     Clock::time_point expires;
   };
+  // The idle (nothing in flight, not ending) session `among` accepts that was used
+  // longest ago; 0 when none.
+  uint32_t LeastRecentlyUsedIdle(const std::function<bool(const Session&)>& among) const;
+  // The prefix holding the most sessions ("" = secret holders). Linear in the sessions.
+  std::string LargestTenant() const;
+
   Fabric* fabric_;
   SessionLimits limits_;
   std::unordered_map<uint32_t, Session> sessions_;

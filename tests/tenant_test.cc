@@ -317,3 +317,53 @@ TEST_CASE("tenant: hostile token HELLOs get a clear error, a tenant cannot send 
 }
 
 }  // namespace rpmp
+
+namespace rpmp {
+
+TEST_CASE("tenant: a full session table crowds out the largest tenant's idle sessions, others are served") {
+  // max_sessions 12. A quiet tenant opens one session first (so it is the least
+  // recently used of all), then a flooding tenant fills the table and goes on saying
+  // HELLO from new addresses. Each HELLO past the limit ends the flooder's own least
+  // recently used session (docs/security.md, "How a session ends": crowded_out); the
+  // quiet tenant keeps its session, and a client with the secret is still served.
+  PrivateFile secret{kSecret};
+  PrivateFile config{"max_sessions: 12"};
+  ServerProcess server{"128m", {"--auth-secret-file", secret.path, "--data-threads", "1",
+                                "--config", config.path}};
+  unsetenv("RPMP_SECRET_FILE");
+  unsetenv("RPMP_TOKEN_FILE");
+  REQUIRE(server.Start());
+  tenant::Token quiet_token = *tenant::Parse(Token("quiet/", "quiet"));
+  tenant::Token flood_token = *tenant::Parse(Token("flood/", "flood"));
+  RawPeer quiet(server.address());
+  REQUIRE(quiet.Hello(quiet_token.mac, tenant::PublicPart(quiet_token)).h.status == 0);
+  std::vector<std::unique_ptr<RawPeer>> flood;
+  for (int i = 0; i < 25; i++) {
+    flood.push_back(std::make_unique<RawPeer>(server.address()));
+    wire::Response r = flood.back()->Hello(flood_token.mac, tenant::PublicPart(flood_token));
+    INFO("flood HELLO " << i << ": " << r.message);
+    REQUIRE(r.h.status == 0);  // never refused: the flooder's oldest idle session makes room
+  }
+  // The first 14 flood sessions were crowded out (1 quiet + 25 flood - 12), oldest first.
+  wire::Request stat;
+  stat.h.op = wire::Op::kStat;
+  wire::Response resp;
+  REQUIRE(flood.front()->Exchange(flood.front()->Encode(stat), &resp));
+  CHECK(resp.h.status == static_cast<uint16_t>(StatusCode::kUnavailable));
+  CHECK((resp.h.flags & wire::kFlagSessionEnded) != 0);
+  CHECK(resp.message.find("crowded out: the server reached max_sessions (12)") != std::string::npos);
+  CHECK(flood[13]->Exchange(flood[13]->Encode(stat), &resp));
+  CHECK((resp.h.flags & wire::kFlagSessionEnded) != 0);
+  CHECK(flood[14]->Serves());  // the 11 newest are open
+  CHECK(flood.back()->Serves());
+  CHECK(quiet.Serves());       // the quiet tenant was never the one to go
+
+  // The secret holder (a tenant of its own, with none open) is served; the flooder pays.
+  auto c = Connect(server, "", kSecret);
+  REQUIRE(c->Put("mine", "k", "v", 1).ok());
+  CHECK(*c->Get("mine", "k") == "v");
+  CHECK(quiet.Serves());
+  CHECK(server.Log().find("crowded out: the server reached max_sessions (12)") != std::string::npos);
+}
+
+}  // namespace rpmp
