@@ -254,6 +254,7 @@ size_t EncodeResponse(const Response& r, char* buf, size_t cap) {
         for (const std::string& a : r.shard_addresses) w.Blob(a);
       }
       w.Str(r.provider);
+      if (r.h.flags & kFlagBoot) w.U64(r.boot);
       break;
     case Op::kGet:
     case Op::kRead:
@@ -325,6 +326,7 @@ Status DecodeResponse(const char* buf, size_t len, Response* r) {
             r->shard_addresses.emplace_back(rd.Blob(kMaxFabricAddress));
         }
         if (rd.remaining() > 0) r->provider = std::string(rd.Str(kMaxProviderName));
+        if (r->h.flags & kFlagBoot) r->boot = rd.U64();
         break;
       case Op::kGet:
       case Op::kRead: {

@@ -99,6 +99,17 @@ enum HeaderFlags : uint16_t {
   // sends its records so, so that the member can deduplicate a client's retry of any
   // of them once it serves as primary (docs/append-path.md). No body bytes of its own.
   kFlagInstallId = 4096,
+  // HELLO requests: asks for the server's boot id (random, drawn at each process start,
+  // never 0). The response then carries the flag and its body ends (after the provider)
+  // with `u64 boot`. A server that predates it ignores the flag and sends no boot id;
+  // a client reads it only when the response carries the flag.
+  kFlagBoot = 8192,
+  // HELLO requests, with kFlagBoot: a probe. It opens nothing (no challenge, no
+  // session); the server answers with its node id and boot id after the same address
+  // checks and rate limits as any HELLO. A client whose calls wait long asks the server
+  // at their address whether it is still the process they were sent to
+  // (link/connection.cc, ExpireCalls). Only sent to servers that gave a boot id.
+  kFlagProbe = 16384,
 };
 
 constexpr size_t kMaxToken = 1024;
@@ -191,6 +202,7 @@ struct Response {
   // hello: the provider the server serves ("net", "tcp;ofi_rxm"); a trailing field that
   // older servers do not send (then empty) and older clients do not read.
   std::string provider;
+  uint64_t boot = 0;  // hello with kFlagBoot: the server process's boot id
   // get / read
   GetOutcome outcome = GetOutcome::kInline;
   uint64_t total_length = 0;

@@ -478,6 +478,36 @@ TEST_CASE("hello reply with kFlagShards carries the shard addresses, and 0 or to
   n = wire::EncodeResponse(resp, buf, sizeof(buf));
   CHECK_FALSE(wire::DecodeResponse(buf, n, &dr).ok());
 }
+
+TEST_CASE("a hello reply with kFlagBoot ends with the boot id and without the flag there is none") {
+  char buf[wire::kMaxFrame];
+  wire::Response resp;
+  resp.h.op = wire::Op::kHello;
+  resp.h.flags = wire::kFlagBoot | wire::kFlagProbe;  // a probe's answer: no session
+  resp.node_id = 7;
+  resp.provider = "net";
+  resp.boot = 0x1234567890abcdefull;
+  size_t n = wire::EncodeResponse(resp, buf, sizeof(buf));
+  wire::Response dr;
+  REQUIRE(wire::DecodeResponse(buf, n, &dr).ok());
+  CHECK(dr.boot == resp.boot);
+  CHECK(dr.node_id == 7);
+  CHECK(dr.provider == "net");
+  CHECK(dr.session == 0);
+  // An old client's decoder (no kFlagBoot asked, none sent) sees the old body.
+  resp.h.flags = 0;
+  size_t old = wire::EncodeResponse(resp, buf, sizeof(buf));
+  CHECK(old == n - 8);
+  wire::Response plain;
+  REQUIRE(wire::DecodeResponse(buf, old, &plain).ok());
+  CHECK(plain.boot == 0);
+  // A reply that claims the flag and lacks the id is refused.
+  resp.h.flags = wire::kFlagBoot;
+  n = wire::EncodeResponse(resp, buf, sizeof(buf));
+  std::string cut(buf, n - 8);
+  cut[8] = static_cast<char>(cut.size());  // frame length (little-endian u32 at byte 8)
+  CHECK_FALSE(wire::DecodeResponse(cut.data(), cut.size(), &dr).ok());
+}
 }  // namespace rpmp
 
 namespace rpmp::wire {

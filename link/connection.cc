@@ -28,6 +28,7 @@ struct Connection::Call {
   std::shared_ptr<void> keepalive;
   std::chrono::steady_clock::time_point deadline;
   bool in_use = false, send_done = false, finished = false, timed_out = false;
+  bool probe = false;  // a boot probe (ProbeBoot): its failure says nothing of the session
 };
 
 struct Connection::RecvSlot {
@@ -134,8 +135,10 @@ Status Connection::Setup() {
 }
 
 Status Connection::SetupFrames() {
-  size_t ncalls = options_.max_inflight == 0 ? 1 : options_.max_inflight;
-  window_ = ncalls;
+  // One call more than the window: a boot probe (ProbeBoot) finds a slot even when
+  // every call of the window is stuck.
+  size_t ncalls = (options_.max_inflight == 0 ? 1 : options_.max_inflight) + 1;
+  window_ = ncalls - 1;
   size_t nrecv = ncalls + 8;
   frame_memory_.resize((ncalls + nrecv) * wire::kMaxFrame);
   RPMP_ASSIGN_OR_RETURN(frame_mr_, fabric_->Register(frame_memory_.data(), frame_memory_.size()));
@@ -178,17 +181,22 @@ void Connection::SayBye() {
   p->get_future().wait_for(std::min<std::chrono::milliseconds>(options_.timeout, std::chrono::seconds(1)));
 }
 
-Connection::Call* Connection::AcquireCall(ResponseFn* done, std::shared_ptr<void>* keepalive) {
+Connection::Call* Connection::AcquireCall(ResponseFn* done, std::shared_ptr<void>* keepalive, bool probe) {
   std::unique_lock<std::mutex> lock(mu_);
-  if (!free_cv_.wait_for(lock, options_.timeout, [this] { return !free_calls_.empty() && active_ < window_; }))
+  if (probe) {
+    if (free_calls_.empty()) return nullptr;  // never waits: the progress thread asks
+  } else if (!free_cv_.wait_for(lock, options_.timeout,
+                                [this] { return !free_calls_.empty() && active_ < window_; })) {
     return nullptr;
+  }
   Call* c = free_calls_.back();
   free_calls_.pop_back();
   c->in_use = true;
   c->send_done = c->finished = c->timed_out = false;
+  c->probe = probe;
   c->done = std::move(*done);
   c->keepalive = std::move(*keepalive);
-  c->deadline = std::chrono::steady_clock::now() + options_.timeout;
+  c->deadline = std::chrono::steady_clock::now() + (probe ? 2 * kProbeAfter : options_.timeout);
   c->session = session_;  // id and tag of one session, read together
   c->tag = session_tag_;
   c->epoch = epoch_;
@@ -198,12 +206,16 @@ Connection::Call* Connection::AcquireCall(ResponseFn* done, std::shared_ptr<void
 
 bool Connection::Submit(wire::Request& req, ResponseFn done, std::shared_ptr<void> keepalive,
                         PollingScope* polling) {
-  Call* c = AcquireCall(&done, &keepalive);
+  Call* c = AcquireCall(&done, &keepalive, /*probe=*/false);
   if (c == nullptr) {
     done(Status::DeadlineExceeded("too many requests in flight to " + server_), wire::Response());
     return false;
   }
   if (polling != nullptr) polling->Begin();
+  return Send(c, req);
+}
+
+bool Connection::Send(Call* c, wire::Request& req) {
   req.h.request_id = (static_cast<uint64_t>(c->gen) << 32) | c->index;
   if (req.h.op == wire::Op::kHello) {  // names no session; its reply is taken whatever its tag
     c->session = 0;
@@ -229,6 +241,49 @@ bool Connection::Submit(wire::Request& req, ResponseFn done, std::shared_ptr<voi
     return false;
   }
   return true;
+}
+
+void Connection::ProbeBoot() {
+  uint64_t boot = boot_.load();
+  if (boot == 0 || probing_.exchange(true)) return;  // a server without boot ids, or one out
+  uint64_t epoch;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    epoch = epoch_;
+  }
+  ResponseFn done = [this, boot, epoch](const Status& st, const wire::Response& r) {
+    probing_.store(false);
+    if (!st.ok() || !(r.h.flags & wire::kFlagBoot) || r.boot == boot) return;  // the same process, or no answer
+    FailCallsOf(epoch, Status::Unavailable("rpmp-server at " + server_ +
+                                           " restarted (its boot id changed): the session and the calls "
+                                           "sent in it are gone"));
+  };
+  std::shared_ptr<void> none;
+  Call* c = AcquireCall(&done, &none, /*probe=*/true);
+  if (c == nullptr) {
+    probing_.store(false);
+    return;
+  }
+  wire::Request req;
+  req.h.op = wire::Op::kHello;
+  req.h.flags = wire::kFlagBoot | wire::kFlagProbe;
+  std::string address = fabric_->LocalAddress();
+  req.fabric_address = address;
+  req.client_name = options_.name;
+  Send(c, req);
+}
+
+void Connection::FailCallsOf(uint64_t epoch, const Status& why) {
+  std::vector<std::pair<Call*, uint32_t>> calls;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    for (auto& c : calls_) {
+      if (!c->in_use || c->finished || c->probe || c->epoch != epoch) continue;
+      c->timed_out = true;  // the old process may have run it: its buffers are quarantined
+      calls.emplace_back(c.get(), c->gen);
+    }
+  }
+  for (auto [c, gen] : calls) Finish(c, why, wire::Response(), gen);
 }
 
 void Connection::ReadRemote(uint64_t raddr, uint64_t rkey, char* dst, size_t len,
@@ -432,7 +487,7 @@ void Connection::ExpireCalls() {
       if (c->deadline < now) {
         c->timed_out = true;
         expired.emplace_back(c.get(), c->gen);
-      } else if (now - (c->deadline - options_.timeout) > kProbeAfter) {
+      } else if (!c->probe && now - (c->deadline - options_.timeout) > kProbeAfter) {
         stuck.emplace_back(c.get(), c->gen);
       }
     }
@@ -446,7 +501,13 @@ void Connection::ExpireCalls() {
   // the buffers stay quarantined as for a timeout.)
   if (stuck.empty() || now - last_probe_ < kProbeAfter) return;
   last_probe_ = now;
-  if (!PeerIsGone()) return;
+  if (!PeerIsGone()) {
+    // Something listens there: the server, or one restarted on the same port that will
+    // never answer these calls (it drops frames of senders it does not know). Its boot
+    // id tells.
+    ProbeBoot();
+    return;
+  }
   for (auto [c, gen] : stuck) {
     {
       std::lock_guard<std::mutex> lock(mu_);
@@ -462,12 +523,13 @@ void Connection::Finish(Call* c, const Status& st, const wire::Response& resp, i
                         bool server_answered) {
   ResponseFn fn;
   std::shared_ptr<void> release;  // dropped before `done` unless it must be quarantined
-  bool current;
+  bool current, probe;
   {
     std::lock_guard<std::mutex> lock(mu_);
     if (c->finished || !c->in_use) return;
     if (gen >= 0 && c->gen != static_cast<uint32_t>(gen)) return;  // a reply to its previous request
     c->finished = true;
+    probe = c->probe;
     fn = std::move(c->done);
     if (!c->timed_out) release = std::move(c->keepalive);
     current = c->epoch == epoch_;
@@ -478,7 +540,7 @@ void Connection::Finish(Call* c, const Status& st, const wire::Response& resp, i
   // answer of the server's own (e.g. "no primary lease", "shutting down") says the
   // session is fine: a server that ends one says so (kFlagSessionEnded, above). Before,
   // every such answer cost a new session, one per retry while a namespace waited.
-  if (current && !server_answered &&
+  if (current && !server_answered && !probe &&
       (st.code() == StatusCode::kUnavailable || st.code() == StatusCode::kDeadlineExceeded))
     needs_hello_.store(true);
   if (fn) fn(st, resp);

@@ -175,7 +175,18 @@ class Connection {
   void MaybeFree(Call* c);
   // A free call slot holding `done` and `keepalive` (set under the lock, so a reply
   // to the slot's previous request can never see a half-set-up call); null on timeout.
-  Call* AcquireCall(ResponseFn* done, std::shared_ptr<void>* keepalive);
+  // A probe's never waits (null when none is free) and may use the slot past the window.
+  Call* AcquireCall(ResponseFn* done, std::shared_ptr<void>* keepalive, bool probe);
+  // Encodes and sends `req` in call c (Submit, ProbeBoot).
+  bool Send(Call* c, wire::Request& req);
+  // Progress thread, for calls waiting long at a port that still accepts connections:
+  // asks the server there for its boot id (wire.h kFlagProbe), at most one probe at a
+  // time. When the id differs from the session's, the server restarted and will never
+  // answer: the calls of that session end Unavailable at once instead of at their
+  // deadline (and the session is marked lost). A server without boot ids is not asked.
+  void ProbeBoot();
+  // Ends every unanswered call sent in session `epoch` with `why` (buffers quarantined).
+  void FailCallsOf(uint64_t epoch, const Status& why);
   // True when the provider's endpoints are TCP listeners and the server's refuses.
   bool PeerIsGone() const;
   static constexpr std::chrono::milliseconds kProbeAfter{1000};
@@ -205,6 +216,8 @@ class Connection {
   Status last_hello_;                      // the last attempt's outcome (hello_mu_)
   uint64_t hello_failures_ = 0;            // attempts failed in a row (hello_mu_)
   std::atomic<uint64_t> opened_{0}, reestablished_{0}, refused_{0};
+  std::atomic<uint64_t> boot_{0};       // the current session's server boot id (0: none given)
+  std::atomic<bool> probing_{false};    // a boot probe is out
 
   std::vector<char> frame_memory_;  // send frames of calls, then receive frames
   std::unique_ptr<MemoryRegion> frame_mr_;

@@ -80,7 +80,7 @@ Status Connection::Hello() {  // hello_mu_ held
   std::string client_nonce = auth::RandomNonce();
   wire::Request req;
   req.h.op = wire::Op::kHello;
-  req.h.flags = wire::kFlagAuth;
+  req.h.flags = wire::kFlagAuth | wire::kFlagBoot;
   // The first HELLO of a client's first connection asks for the data shards.
   bool ask_shards = options_.ask_shards && opened_.load() == 0 && !is_shard_;
   if (ask_shards) req.h.flags |= wire::kFlagShards;
@@ -120,13 +120,15 @@ Status Connection::Hello() {  // hello_mu_ held
   if (ask_shards && (r.h.flags & wire::kFlagShards)) shard_addresses_ = r.shard_addresses;
   node_id_ = r.node_id;
   server_provider_ = r.provider;
+  boot_.store((r.h.flags & wire::kFlagBoot) ? r.boot : 0);
   max_inline_ = r.max_inline;
   {
     std::lock_guard<std::mutex> lock(mu_);
     session_ = r.session;
     session_tag_ = r.h.session_tag;
     epoch_++;
-    window_ = r.max_inflight == 0 ? calls_.size() : std::min<size_t>(calls_.size(), r.max_inflight);
+    size_t calls = calls_.size() - 1;  // the last is the boot probe's (SetupFrames)
+    window_ = r.max_inflight == 0 ? calls : std::min<size_t>(calls, r.max_inflight);
   }
   free_cv_.notify_all();
   server_ended_.store(false);

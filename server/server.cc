@@ -52,6 +52,7 @@ Status Server::Setup() {
   fo.node = hp.host;
   fo.service = hp.port;
   RPMP_ASSIGN_OR_RETURN(fabric_, Fabric::Open(fo));
+  while (boot_ == 0) boot_ = auth::RandomTag48() << 16 | (auth::RandomTag48() & 0xFFFF);
   if (!config_.auth_secret_file.empty()) {
     RPMP_ASSIGN_OR_RETURN(secret_, auth::LoadSecretFile(config_.auth_secret_file));
     tenant_key_ = tenant::DeriveKey(secret_);

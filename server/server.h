@@ -142,6 +142,9 @@ class Server {
   std::unique_ptr<SessionTable> sessions_;  // under sessions_mu_ (sessions.h)
   std::string secret_;                      // the cluster secret; empty = none
   std::string tenant_key_;                  // K of tenant tokens, from secret_ (tenant_token.h)
+  // This process's boot id (wire.h kFlagBoot): a client whose call waits long probes
+  // whether the server at its address is still the process it sent the call to.
+  uint64_t boot_ = 0;
   std::chrono::steady_clock::time_point next_expiry_{};  // shard 0's progress thread only
   RawOwners raw_owners_;  // who may touch which raw allocation (raw_handlers.cc)
   std::atomic<uint64_t> hellos_dropped_{0}, hellos_withdrawn_{0};

@@ -72,6 +72,16 @@ void Server::HandleHello(Slot* s, PeerAddr src) {
   s->peer = *peer;
   s->has_peer = true;
   s->peer_hold = *address;  // until the reply is sent, unless a session takes it
+  if ((q.h.flags & wire::kFlagProbe) && (q.h.flags & wire::kFlagBoot)) {
+    // A probe (wire.h): which process serves this address. Opens nothing; answered like
+    // a step-1 HELLO (the same checks, rate and deadline), to anyone.
+    lock.unlock();
+    s->resp.h.flags = wire::kFlagBoot | wire::kFlagProbe;
+    s->resp.node_id = store_->NodeId();
+    s->resp.provider = fabric->traits().name;
+    s->resp.boot = boot_;
+    return Reply(s);
+  }
   // The proof's key: the cluster secret, or a tenant token's MAC (recomputed from K).
   // A server without a secret ignores tokens: it serves everyone (docs/security.md).
   std::string key = secret_;
@@ -191,6 +201,10 @@ void Server::HandleHello(Slot* s, PeerAddr src) {
       static_cast<uint32_t>(std::min(fabric->traits().default_inline, wire::kMaxInline));
   s->resp.max_inflight = config_.max_inflight_per_client;
   s->resp.provider = fabric->traits().name;
+  if (q.h.flags & wire::kFlagBoot) {
+    s->resp.h.flags |= wire::kFlagBoot;
+    s->resp.boot = boot_;
+  }
   if ((q.h.flags & wire::kFlagShards) && s->shard->index == 0) {
     s->resp.h.flags |= wire::kFlagShards;
     for (const std::unique_ptr<Shard>& shard : shards_)

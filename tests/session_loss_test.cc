@@ -5,6 +5,8 @@
 // (writes under their write id, so nothing is stored twice), or fails with an error that
 // says the session was lost; concurrent callers open one session between them.
 #include <catch2/catch.hpp>
+#include <csignal>
+#include <cstdio>
 #include <fstream>
 #include <future>
 #include <thread>
@@ -39,9 +41,10 @@ struct ConfiguredServer {
 struct TestClient {
   Connection* conn = nullptr;
   std::unique_ptr<ClientImpl> client;
-  explicit TestClient(const std::string& address) {
+  explicit TestClient(const std::string& address,
+                      std::chrono::milliseconds timeout = std::chrono::milliseconds(2000)) {
     ClientOptions o;
-    o.timeout = std::chrono::milliseconds(2000);
+    o.timeout = timeout;
     o.retry_for = std::chrono::milliseconds(6000);
     o.buffer_cache_bytes = 16u << 20;
     StatusOr<std::unique_ptr<Connection>> c = Connection::Open(address, ClientImpl::LinkOptionsFor(o));
@@ -165,6 +168,64 @@ TEST_CASE("after a server restart the next calls work on a new session", "[sessi
   CHECK(t.conn->session_counts().reestablished >= 1);
   CHECK(Contents(t.client.get(), "ns", "k") == "12");
   CHECK(Records(t.client.get(), "ns", "k") == 2);
+}
+
+// Bytes waiting in the receive queues of TCP sockets bound to local port `port` (from
+// /proc/net/tcp): what a stopped server has been sent and not read.
+uint64_t UnreadBytesAtPort(const std::string& address) {
+  unsigned port = static_cast<unsigned>(std::stoul(address.substr(address.rfind(':') + 1)));
+  std::ifstream in("/proc/net/tcp");
+  std::string line;
+  std::getline(in, line);  // header
+  uint64_t total = 0;
+  while (std::getline(in, line)) {
+    unsigned sl, local_ip, local_port, rem_ip, rem_port, state;
+    unsigned long tx, rx;
+    if (std::sscanf(line.c_str(), " %u: %x:%x %x:%x %x %lx:%lx", &sl, &local_ip, &local_port, &rem_ip,
+                    &rem_port, &state, &tx, &rx) == 8 &&
+        local_port == port)
+      total += rx;
+  }
+  return total;
+}
+
+TEST_CASE("a call in flight when its server is killed and restarted on the same port ends at once",
+          "[session]") {
+  // The restarted server listens at once, so the port never refuses a connection, and
+  // it drops frames of senders it does not know: the call would wait its whole timeout
+  // (30 s here). The client's probe asks the server there for its boot id, sees another
+  // process, and ends the call (docs/security.md, "How a session ends").
+  ConfiguredServer s("session_idle_timeout: 1h");
+  TestClient t(s.server->address(), std::chrono::milliseconds(30000));
+  REQUIRE(t.client->Put("ns", "k", "1", 1, 0).ok());
+  REQUIRE(s.server->Signal(SIGSTOP));
+  // A call as it is (no retry: its end shows why) and a put (the client retries it
+  // under its write id on a new session).
+  wire::Request stat;
+  stat.h.op = wire::Op::kStat;
+  auto raw = std::async(std::launch::async, [&] { return t.Raw(stat); });
+  auto put = std::async(std::launch::async, [&] { return t.client->Put("ns", "k", "2", 1, 0); });
+  // Both requests are in the stopped server's socket (its only reader), so they were sent.
+  REQUIRE(Eventually([&] { return UnreadBytesAtPort(s.server->address()) > 2 * wire::kHeaderSize; }));
+  s.server->Kill(SIGKILL);
+  REQUIRE(s.server->Restart());
+  auto restarted = Clock::now();
+  REQUIRE(raw.wait_for(std::chrono::seconds(10)) == std::future_status::ready);
+  auto [raw_status, raw_resp] = raw.get();
+  double waited_s = std::chrono::duration<double>(Clock::now() - restarted).count();
+  INFO(raw_status.ToString() << ", " << waited_s << " s after the restart");
+  CHECK(waited_s < 6);
+  CHECK(raw_status.code() == StatusCode::kUnavailable);
+  CHECK(raw_status.message().find("restarted (its boot id changed)") != std::string::npos);
+  REQUIRE(put.wait_for(std::chrono::seconds(10)) == std::future_status::ready);
+  Status st = put.get();
+  INFO(st.ToString());
+  CHECK(st.ok());
+  // The next call works on the new session and sees the put, once.
+  StatusOr<std::string> v = t.client->Get("ns", "k");
+  REQUIRE(v.ok());
+  CHECK(*v == "2");
+  CHECK(t.conn->session_counts().reestablished >= 1);
 }
 
 }  // namespace
