@@ -1,7 +1,7 @@
 // Stateful fuzzer of the session layer (docs/security.md, "unauthenticated work"). Each
 // input is a program of hostile steps against one in-process rpmp-server with a
 // cluster secret: HELLOs claiming addresses of any length, family, port or owner,
-// proofs right and wrong (some with tenant tokens, live, expired or junk), HELLO steps out of order, BYEs and requests naming real,
+// proofs right and wrong (some with tenant tokens, live, expired or junk), boot probes, HELLO steps out of order, BYEs and requests naming real,
 // stale or forged sessions with any size fields, and raw frames. After each input a
 // honest client must write and read back within kHonestBound (one kept connected, and
 // every kFreshEvery inputs one connecting afresh); if it cannot, the process aborts
@@ -234,8 +234,12 @@ void RunStep(Reader& in, World& w, std::string* challenge) {
   wire::Request r;
   wire::Response resp;
   switch (in.Byte() % 7) {
-    case 0: {  // HELLO step 1 claiming some address
-      std::string frame = a.HelloClaiming(PickAddress(in, w), in.Byte() % 4 != 0);
+    case 0: {  // HELLO step 1 claiming some address, sometimes a boot probe (or half of one)
+      static const uint16_t extra[] = {0, 0, wire::kFlagBoot | wire::kFlagProbe, wire::kFlagBoot,
+                                       wire::kFlagProbe};
+      std::string address = PickAddress(in, w);
+      bool auth = in.Byte() % 4 != 0;
+      std::string frame = a.HelloClaiming(address, auth, extra[in.Byte() % 5]);
       if (Send(w, pa, frame, in.Byte() % 2 ? kReplyWaitMs : 0, &resp) && !resp.challenge.empty()) *challenge = resp.challenge;
       return;
     }

@@ -31,11 +31,12 @@ struct HostilePeer : RawPeer {
 
   // A HELLO claiming `address`: step 1 of the challenge-response (kFlagAuth, no
   // server nonce) when `auth`, a legacy HELLO otherwise.
-  std::string HelloClaiming(std::string_view address, bool auth = true) {
+  // `extra_flags`: e.g. wire::kFlagBoot | wire::kFlagProbe for a boot probe.
+  std::string HelloClaiming(std::string_view address, bool auth = true, uint16_t extra_flags = 0) {
     std::string nonce = auth ? auth::RandomNonce() : "";  // wire::Request holds views
     wire::Request r;
     r.h.op = wire::Op::kHello;
-    r.h.flags = auth ? wire::kFlagAuth : 0;
+    r.h.flags = static_cast<uint16_t>((auth ? wire::kFlagAuth : 0) | extra_flags);
     r.fabric_address = address;
     r.client_name = "hostile-peer";
     r.client_nonce = nonce;

@@ -589,5 +589,42 @@ TEST_CASE("protected mode: without a secret only loopback addresses are served")
   CHECK(err.find("--insecure") != std::string::npos);
 }
 
+TEST_CASE("a boot probe opens nothing, needs no secret, and tells a restarted server") {
+  // wire.h kFlagProbe: answered like a step-1 HELLO (to anyone), with the node id and
+  // boot id only: no challenge, no session. A restart draws a new boot id.
+  SecretFile secret("probe-test-secret-0123456789");
+  ServerProcess server("256m", {"--auth-secret-file", secret.path});
+  REQUIRE(server.Start());
+  auto probe = [&](wire::Response* resp) {
+    RawPeer peer(server.address());
+    wire::Request r;
+    r.h.op = wire::Op::kHello;
+    r.h.flags = wire::kFlagBoot | wire::kFlagProbe;
+    std::string address = peer.fabric->LocalAddress();
+    r.fabric_address = address;
+    r.client_name = "probe";
+    REQUIRE(peer.Exchange(peer.Encode(r), resp));
+  };
+  wire::Response first;
+  probe(&first);
+  CHECK(first.h.status == 0);
+  CHECK((first.h.flags & wire::kFlagProbe) != 0);
+  CHECK(first.boot != 0);
+  CHECK(first.session == 0);
+  CHECK(first.challenge.empty());
+  wire::Response again;
+  probe(&again);
+  CHECK(again.boot == first.boot);  // the same process
+  ExpectServes(server, secret.secret);
+  server.Kill(SIGKILL);
+  REQUIRE(server.Restart());
+  wire::Response after;
+  probe(&after);
+  CHECK(after.h.status == 0);
+  CHECK(after.boot != 0);
+  CHECK(after.boot != first.boot);
+  ExpectServes(server, secret.secret);
+}
+
 }  // namespace
 }  // namespace rpmp
