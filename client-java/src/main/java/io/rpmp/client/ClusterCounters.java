@@ -62,7 +62,7 @@ public final class ClusterCounters {
     return sessionsReestablished;
   }
 
-  /** Replies saying a session had ended (closed, expired, evicted, dropped, unknown). */
+  /** Replies saying a session had ended (closed, expired, evicted, crowded out, dropped, unknown). */
   public long sessionRefusals() {
     return sessionRefusals;
   }
