@@ -6,7 +6,6 @@
 // member refuses client reads unless the newest placement it knows counts it in sync.
 #include <catch2/catch.hpp>
 
-#include <mutex>
 #include <string>
 #include <utility>
 #include <vector>
@@ -20,17 +19,9 @@ class ReplicatorTestPeer {
  public:
   static void NoteEpoch(Replicator& r, const v1::Namespace& ns) { r.NoteEpoch(ns); }
   static void MarkScanned(Replicator& r) { r.scanned_.store(true); }
-  // The states DropRemovedCopy (removed_copy.cc) moves a namespace through: dropping
-  // while the store deletes the copy, then dropped at the placement's epoch.
-  static void StartDrop(Replicator& r, const std::string& ns) {
-    std::lock_guard<std::mutex> lock(r.mu_);
-    if (r.dropping_.insert(ns).second) r.dropped_count_.fetch_add(1);
-  }
-  static void FinishDrop(Replicator& r, const std::string& ns, uint64_t epoch) {
-    std::lock_guard<std::mutex> lock(r.mu_);
-    r.dropping_.erase(ns);
-    r.dropped_.emplace(ns, epoch);
-  }
+  // DropRemovedCopy's steps (removed_copy.cc) around the store's delete.
+  static bool BeginDrop(Replicator& r, const std::string& ns, uint64_t epoch) { return r.BeginDrop(ns, epoch); }
+  static void EndDrop(Replicator& r, const std::string& ns, uint64_t epoch) { r.EndDrop(ns, epoch, true); }
 };
 
 namespace {
@@ -52,6 +43,13 @@ v1::Namespace Placed(const std::string& name, uint64_t epoch, std::vector<std::p
   return ns;
 }
 
+// `st` is the fence's refusal (FailedPrecondition) and says `why`.
+void CheckRefused(const Status& st, const std::string& why) {
+  INFO(st.ToString());
+  CHECK(st.code() == StatusCode::kFailedPrecondition);
+  CHECK(st.message().find(why) != std::string::npos);
+}
+
 TEST_CASE("replica frames of an older epoch or from a non-primary are refused") {
   Replicator r(nullptr, nullptr, /*self_id=*/9, ReplicatorOptions{});
   CHECK(r.CheckReplicaFrame("ns", true, 5, 1).ok());   // first frame: learns (5, node 1)
@@ -69,18 +67,14 @@ TEST_CASE("replica frames of an older epoch or from a non-primary are refused") 
 
 TEST_CASE("client reads are served only while the newest known placement counts this node in sync") {
   Replicator r(nullptr, nullptr, /*self_id=*/9, ReplicatorOptions{});
-  Status before = r.CheckRead("ns");  // restarted: no placement read yet
-  CHECK(before.code() == StatusCode::kFailedPrecondition);
-  CHECK(before.message().find("has not read the placements") != std::string::npos);
+  CheckRefused(r.CheckRead("ns"), "has not read the placements");  // restarted: no placement read yet
   ReplicatorTestPeer::MarkScanned(r);
   CHECK(r.CheckRead("ns").ok());  // a namespace that never placed this node: served ("not found")
   ReplicatorTestPeer::NoteEpoch(r, Placed("ns", 3, {{9, true}, {1, true}}));
   CHECK(r.CheckRead("ns").ok());
   // A replica frame of a newer epoch: in sync or being repaired? Refused until a placement says.
   REQUIRE(r.CheckReplicaFrame("ns", true, 4, 1).ok());
-  Status framed = r.CheckRead("ns");
-  CHECK(framed.code() == StatusCode::kFailedPrecondition);
-  CHECK(framed.message().find("not an in-sync member of it at epoch 4") != std::string::npos);
+  CheckRefused(r.CheckRead("ns"), "not an in-sync member of it at epoch 4");
   ReplicatorTestPeer::NoteEpoch(r, Placed("ns", 4, {{1, true}, {9, true}}));
   CHECK(r.CheckRead("ns").ok());
   ReplicatorTestPeer::NoteEpoch(r, Placed("ns", 5, {{1, true}, {9, false}}));  // left the in-sync set
@@ -101,28 +95,23 @@ TEST_CASE("a node dropping its removed copy refuses replica frames and reads unt
   Replicator r(nullptr, nullptr, /*self_id=*/9, ReplicatorOptions{});
   ReplicatorTestPeer::MarkScanned(r);
   ReplicatorTestPeer::NoteEpoch(r, Placed("ns", 6, {{1, true}, {2, true}}, /*replaced=*/9));  // substituted out
-  ReplicatorTestPeer::StartDrop(r, "ns");
+  REQUIRE(ReplicatorTestPeer::BeginDrop(r, "ns", 6));
+  CHECK_FALSE(ReplicatorTestPeer::BeginDrop(r, "ns", 6));  // one drop at a time
   // A repair onto this node that starts while the store deletes the copy must fail (and
   // be retried on what is left), never count on records the drop removes.
-  Status frame = r.CheckReplicaFrame("ns", true, 7, 1);
-  CHECK(frame.code() == StatusCode::kFailedPrecondition);
-  CHECK(frame.message().find("dropping its copy") != std::string::npos);
-  Status read = r.CheckRead("ns");
-  CHECK(read.code() == StatusCode::kFailedPrecondition);
-  CHECK(read.message().find("dropped its copy") != std::string::npos);
+  CheckRefused(r.CheckReplicaFrame("ns", true, 7, 1), "dropping its copy");
+  CheckRefused(r.CheckRead("ns"), "dropped its copy");
   CHECK(r.CheckRead("other").ok());  // other namespaces are not affected
   CHECK(r.CheckReplicaFrame("other", true, 1, 1).ok());
-  ReplicatorTestPeer::FinishDrop(r, "ns", 6);
+  ReplicatorTestPeer::EndDrop(r, "ns", 6);
   // Dropped at epoch 6: a frame of that epoch (the primary it knows) passes the fence but
   // does not make the node a member again; reads stay refused.
   CHECK(r.CheckReplicaFrame("ns", true, 6, 1).ok());
-  CHECK(r.CheckRead("ns").message().find("dropped its copy") != std::string::npos);
+  CheckRefused(r.CheckRead("ns"), "dropped its copy");
   // A frame of a newer epoch: a member again (its primary repairs it); reads wait until a
   // placement says it is in sync.
   CHECK(r.CheckReplicaFrame("ns", true, 7, 1).ok());
-  Status framed = r.CheckRead("ns");
-  CHECK(framed.code() == StatusCode::kFailedPrecondition);
-  CHECK(framed.message().find("not an in-sync member of it at epoch 7") != std::string::npos);
+  CheckRefused(r.CheckRead("ns"), "not an in-sync member of it at epoch 7");
   ReplicatorTestPeer::NoteEpoch(r, Placed("ns", 8, {{1, true}, {9, true}}));
   CHECK(r.CheckRead("ns").ok());
 }

@@ -50,24 +50,9 @@ bool Replicator::HoldsRemovedCopy(const v1::Namespace& ns) {
 void Replicator::DropRemovedCopy(const std::string& ns) {
   StatusOr<v1::Namespace> now = proxy_->GetPlacement(ns);
   if (!now.ok() || !RemovedAndWhole(*now, self_)) return;  // deleted, changed, or the proxy is away
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    auto f = fences_.find(ns);
-    if (f != fences_.end() && f->second.epoch > now->epoch()) return;  // newer news: a member again?
-    if (!dropping_.insert(ns).second) return;
-    dropped_count_.fetch_add(1);
-  }
+  if (!BeginDrop(ns, now->epoch())) return;
   Status d = store_->DeleteNamespace(ns);
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    dropping_.erase(ns);
-    bool gone = d.ok() || d.IsNotFound();  // else the copy is still there: reads keep it
-    if (gone && dropped_.emplace(ns, now->epoch()).second) {
-      ns_.erase(ns);
-    } else {
-      dropped_count_.fetch_sub(1);
-    }
-  }
+  EndDrop(ns, now->epoch(), d.ok() || d.IsNotFound());  // else the copy is still there: reads keep it
   if (d.ok()) {
     RPMP_LOG_INFO("dropped this node's copy of namespace %s: substituted out of it, and its %d members "
                   "are all in sync (epoch %llu)",
@@ -75,6 +60,25 @@ void Replicator::DropRemovedCopy(const std::string& ns) {
   } else if (!d.IsNotFound()) {
     RPMP_LOG_WARN("cannot drop this node's copy of namespace %s (substituted out of it): %s", ns.c_str(),
                   d.ToString().c_str());
+  }
+}
+
+bool Replicator::BeginDrop(const std::string& ns, uint64_t epoch) {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto f = fences_.find(ns);
+  if (f != fences_.end() && f->second.epoch > epoch) return false;  // newer news: a member again?
+  if (!dropping_.insert(ns).second) return false;
+  dropped_count_.fetch_add(1);
+  return true;
+}
+
+void Replicator::EndDrop(const std::string& ns, uint64_t epoch, bool gone) {
+  std::lock_guard<std::mutex> lock(mu_);
+  dropping_.erase(ns);
+  if (gone && dropped_.emplace(ns, epoch).second) {
+    ns_.erase(ns);
+  } else {
+    dropped_count_.fetch_sub(1);
   }
 }
 

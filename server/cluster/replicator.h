@@ -138,6 +138,12 @@ class Replicator : public WriteCoordinator {
   // in sync, so its copy is garbage: drops it (on ns's worker) unless a newer epoch
   // of ns was seen meanwhile. Replica frames of ns are refused while it is dropped.
   void DropRemovedCopy(const std::string& ns);
+  // DropRemovedCopy's two steps around the store's delete: BeginDrop marks ns as being
+  // dropped (replica frames and reads refused); false when a newer epoch than `epoch`
+  // was seen or a drop is under way. EndDrop records it dropped at `epoch` when the copy
+  // is `gone`, else lets reads have it again.
+  bool BeginDrop(const std::string& ns, uint64_t epoch);
+  void EndDrop(const std::string& ns, uint64_t epoch, bool gone);
   // Whether ns (as the proxy lists it) is a removed copy that this node still holds.
   bool HoldsRemovedCopy(const v1::Namespace& ns);
   // Caller holds mu_: ns's copy counts as dropped no more when it was dropped at an
