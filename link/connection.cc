@@ -277,13 +277,21 @@ void Connection::FailCallsOf(uint64_t epoch, const Status& why) {
   std::vector<std::pair<Call*, uint32_t>> calls;
   {
     std::lock_guard<std::mutex> lock(mu_);
-    for (auto& c : calls_) {
-      if (!c->in_use || c->finished || c->probe || c->epoch != epoch) continue;
-      c->timed_out = true;  // the old process may have run it: its buffers are quarantined
-      calls.emplace_back(c.get(), c->gen);
-    }
+    for (auto& c : calls_)
+      if (c->in_use && !c->finished && !c->probe && c->epoch == epoch) calls.emplace_back(c.get(), c->gen);
   }
-  for (auto [c, gen] : calls) Finish(c, why, wire::Response(), gen);
+  AbandonCalls(calls, why);
+}
+
+void Connection::AbandonCalls(const std::vector<std::pair<Call*, uint32_t>>& calls, const Status& why) {
+  for (auto [c, gen] : calls) {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      if (!c->in_use || c->finished || c->gen != gen) continue;  // answered meanwhile
+      c->timed_out = true;  // the server may have run it: its buffers are quarantined
+    }
+    Finish(c, why, wire::Response(), gen);
+  }
 }
 
 void Connection::ReadRemote(uint64_t raddr, uint64_t rkey, char* dst, size_t len,
@@ -508,15 +516,7 @@ void Connection::ExpireCalls() {
     ProbeBoot();
     return;
   }
-  for (auto [c, gen] : stuck) {
-    {
-      std::lock_guard<std::mutex> lock(mu_);
-      if (!c->in_use || c->finished || c->gen != gen) continue;
-      c->timed_out = true;
-    }
-    Finish(c, Status::Unavailable("rpmp-server at " + server_ + " is gone (connection refused)"),
-           wire::Response(), gen);
-  }
+  AbandonCalls(stuck, Status::Unavailable("rpmp-server at " + server_ + " is gone (connection refused)"));
 }
 
 void Connection::Finish(Call* c, const Status& st, const wire::Response& resp, int64_t gen,

@@ -187,6 +187,9 @@ class Connection {
   void ProbeBoot();
   // Ends every unanswered call sent in session `epoch` with `why` (buffers quarantined).
   void FailCallsOf(uint64_t epoch, const Status& why);
+  // Ends each (call, generation) still unanswered with `why`, as unanswered calls end:
+  // timed out, buffers quarantined (the server may have run them).
+  void AbandonCalls(const std::vector<std::pair<Call*, uint32_t>>& calls, const Status& why);
   // True when the provider's endpoints are TCP listeners and the server's refuses.
   bool PeerIsGone() const;
   static constexpr std::chrono::milliseconds kProbeAfter{1000};
