@@ -228,5 +228,30 @@ TEST_CASE("a call in flight when its server is killed and restarted on the same 
   CHECK(t.conn->session_counts().reestablished >= 1);
 }
 
+TEST_CASE("a call in flight when its server is killed ends once the port refuses, not at its deadline",
+          "[session]") {
+  // The other half of the client's probe (link/connection.cc, ExpireCalls): nothing
+  // listens any more, so the call ends within a couple of probe intervals, well before
+  // its 30 s timeout.
+  ConfiguredServer s("session_idle_timeout: 1h");
+  TestClient t(s.server->address(), std::chrono::milliseconds(30000));
+  REQUIRE(t.client->Put("ns", "k", "1", 1, 0).ok());
+  REQUIRE(s.server->Signal(SIGSTOP));
+  wire::Request stat;
+  stat.h.op = wire::Op::kStat;
+  auto raw = std::async(std::launch::async, [&] { return t.Raw(stat); });
+  REQUIRE(Eventually([&] { return UnreadBytesAtPort(s.server->address()) > 0; }));
+  s.server->Kill(SIGKILL);
+  auto killed = Clock::now();
+  REQUIRE(raw.wait_for(std::chrono::seconds(10)) == std::future_status::ready);
+  Status st = raw.get().first;
+  double waited_s = std::chrono::duration<double>(Clock::now() - killed).count();
+  INFO(st.ToString() << ", " << waited_s << " s after the kill");
+  CHECK(waited_s < 6);
+  CHECK(st.code() == StatusCode::kUnavailable);
+  CHECK(st.message().find("is gone (connection refused)") != std::string::npos);
+  CHECK(t.conn->needs_hello());  // the session is marked lost
+}
+
 }  // namespace
 }  // namespace rpmp
