@@ -541,8 +541,9 @@ void Connection::Finish(Call* c, const Status& st, const wire::Response& resp, i
   // session is fine: a server that ends one says so (kFlagSessionEnded, above). Before,
   // every such answer cost a new session, one per retry while a namespace waited.
   if (current && !server_answered && !probe &&
-      (st.code() == StatusCode::kUnavailable || st.code() == StatusCode::kDeadlineExceeded))
-    needs_hello_.store(true);
+      (st.code() == StatusCode::kUnavailable || st.code() == StatusCode::kDeadlineExceeded) &&
+      !needs_hello_.exchange(true))
+    RPMP_LOG_DEBUG("%s; the next call to %s opens a new session", st.ToString().c_str(), server_.c_str());
   if (fn) fn(st, resp);
   std::lock_guard<std::mutex> lock(mu_);
   MaybeFree(c);
