@@ -1,12 +1,18 @@
-// rpmp-bench: named workloads against one rpmp-server, in the style of db_bench.
-// Prints its configuration, the loopback TCP limit of this machine for each value
-// size (measured in the same run), then one line per workload and size:
-//   workload=put size=1048576 threads=4 depth=4 ops=... ops_per_s=... MBps=...
-//   p50_us=... p99_us=... p999_us=... tcp_MBps=... ratio=...
-//   ... baseline_path=client_loopback
+// rpmp-bench: named workloads against one rpmp-server or a cluster, in the style of
+// db_bench. Prints its configuration, the loopback TCP limit of this machine for each
+// value size (measured in the same run), then one line per workload and size:
+//   workload=put size=1048576 threads=4 depth=4 ops=... ops_per_s=...
+//   client_cpu_us_per_op=... MBps=... p50_us=... p99_us=... p999_us=... tcp_MBps=...
+//   ratio=... errors=... baseline_path=client_loopback
 // ratio = MBps / tcp_MBps. The baseline is a TCP stream over this client host's own
 // loopback (baseline_path=client_loopback), also when the servers are remote: then it is
-// the client's own stack's limit, not the network's (a note line says so). Workloads: put, append, get, write, read (raw memory).
+// the client's own stack's limit, not the network's (a note line says so).
+// client_cpu_us_per_op is this process's user + system CPU over the workload (from the
+// moment every thread has set up), per completed op. Workloads: put, append, get, write,
+// read (raw memory). Cluster mode with --groups N spreads the keys over namespaces
+// NS/g0..NS/g(N-1), consecutive ops rotating through them as a Spark map task's
+// partitions rotate through a shuffle's placement groups. In cluster mode a buffer is
+// memory of its namespace's primary (AllocBufferForWrite), as the plugin's are.
 #include <algorithm>
 #include <atomic>
 #include <condition_variable>
@@ -15,6 +21,7 @@
 #include <cstring>
 #include <mutex>
 #include <sstream>
+#include <sys/resource.h>
 #include <thread>
 #include <unistd.h>
 
@@ -36,6 +43,7 @@ struct Config {
   std::vector<std::string> workloads = {"put", "get"};
   std::vector<uint64_t> sizes = {4096, 1 << 20};
   int threads = 2, depth = 4, clients = 1, keys = 16;
+  int groups = 1;  // cluster mode: namespaces the keys spread over (Namespaces())
   double seconds = 5;
   bool verify = true;
 };
@@ -45,6 +53,52 @@ struct Result {
   std::vector<uint32_t> lat_us;
   std::string first_error;
 };
+
+// The namespaces a workload writes: cfg.ns, or its groups NS/g0.. with --groups > 1.
+std::vector<std::string> Namespaces(const Config& cfg) {
+  if (cfg.groups <= 1) return {cfg.ns};
+  std::vector<std::string> out;
+  for (int g = 0; g < cfg.groups; g++) out.push_back(cfg.ns + "/g" + std::to_string(g));
+  return out;
+}
+
+// The workload's clock starts once every thread has set up (buffers, raw allocations,
+// connections opened on first use): Ready() blocks a thread until Open() gives the end
+// time, so the time and CPU a workload line reports are its ops' only.
+class StartGate {
+ public:
+  explicit StartGate(int threads) : waiting_(threads) {}
+  Clock::time_point Ready() {
+    std::unique_lock<std::mutex> l(mu_);
+    if (--waiting_ == 0) cv_.notify_all();
+    cv_.wait(l, [&] { return open_; });
+    return until_;
+  }
+  void WaitAllReady() {
+    std::unique_lock<std::mutex> l(mu_);
+    cv_.wait(l, [&] { return waiting_ == 0; });
+  }
+  void Open(Clock::time_point until) {
+    std::lock_guard<std::mutex> l(mu_);
+    until_ = until;
+    open_ = true;
+    cv_.notify_all();
+  }
+
+ private:
+  std::mutex mu_;
+  std::condition_variable cv_;
+  int waiting_;
+  bool open_ = false;
+  Clock::time_point until_;
+};
+
+// This process's user + system CPU so far, in microseconds.
+double CpuMicros() {
+  rusage u{};
+  getrusage(RUSAGE_SELF, &u);
+  return (u.ru_utime.tv_sec + u.ru_stime.tv_sec) * 1e6 + u.ru_utime.tv_usec + u.ru_stime.tv_usec;
+}
 
 std::vector<std::string> Split(const std::string& s) {
   std::vector<std::string> out;
@@ -56,23 +110,33 @@ std::vector<std::string> Split(const std::string& s) {
 
 // One thread's share of a key-value workload, with `depth` async requests in flight.
 void RunKvThread(Client& c, const Config& cfg, const std::string& workload, uint64_t size, int tid,
-                 Clock::time_point until, Result* r) {
+                 StartGate* gate, Result* r) {
+  // bufs[lane * groups + g]: in cluster mode, memory of group g's primary (no copy).
+  const std::vector<std::string> spaces = Namespaces(cfg);
+  const size_t groups = spaces.size();
   std::vector<Buffer> bufs;
   for (int i = 0; i < cfg.depth; i++) {
-    StatusOr<Buffer> b = c.AllocBuffer(size);
-    if (!b.ok()) { r->errors++; r->first_error = b.status().ToString(); return; }
-    std::memset(b->data(), 'a' + i, size);
-    b->set_size(size);
-    bufs.push_back(std::move(b).value());
+    for (size_t g = 0; g < groups; g++) {
+      StatusOr<Buffer> b = c.AllocBufferForWrite(spaces[g], size);
+      if (!b.ok()) {
+        r->errors++;
+        r->first_error = b.status().ToString();
+        gate->Ready();
+        return;
+      }
+      std::memset(b->data(), 'a' + i, size);
+      b->set_size(size);
+      bufs.push_back(std::move(b).value());
+    }
   }
   std::mutex mu;
   std::condition_variable cv;
   std::vector<bool> busy(cfg.depth, false);
   int in_flight = 0;
   uint64_t n = 0;
-  const std::string& ns = cfg.ns;
   // Appends only grow objects: stop at a byte budget so the pool never fills.
   const uint64_t append_budget = (1ull << 30) / static_cast<uint64_t>(cfg.threads);
+  const Clock::time_point until = gate->Ready();
   while (Clock::now() < until) {
     if (workload == "append") {
       std::lock_guard<std::mutex> l(mu);
@@ -86,6 +150,9 @@ void RunKvThread(Client& c, const Config& cfg, const std::string& workload, uint
       busy[lane] = true;
       in_flight++;
     }
+    size_t g = n % groups;
+    const std::string& ns = spaces[g];
+    Buffer& buf = bufs[static_cast<size_t>(lane) * groups + g];
     std::string key = "t" + std::to_string(tid) + "-" + std::to_string(n++ % cfg.keys);
     auto t0 = Clock::now();
     Callback done = [&, lane, t0](Status st) {
@@ -102,20 +169,25 @@ void RunKvThread(Client& c, const Config& cfg, const std::string& workload, uint
       in_flight--;
       cv.notify_one();
     };
-    if (workload == "put") c.PutAsync(ns, key, bufs[lane], 0, done);
-    else if (workload == "append") c.AppendAsync(ns, "a" + key, bufs[lane], n, done);
-    else c.GetAsync(ns, key, &bufs[lane], done);
+    if (workload == "put") c.PutAsync(ns, key, buf, 0, done);
+    else if (workload == "append") c.AppendAsync(ns, "a" + key, buf, n, done);
+    else c.GetAsync(ns, key, &buf, done);
   }
   std::unique_lock<std::mutex> l(mu);
   cv.wait(l, [&] { return in_flight == 0; });
 }
 
 // One thread's share of a raw-memory workload (blocking calls).
-void RunRawThread(Client& c, const std::string& workload, uint64_t size, Clock::time_point until,
-                  Result* r) {
+void RunRawThread(Client& c, const std::string& workload, uint64_t size, StartGate* gate, Result* r) {
   StatusOr<GlobalAddress> a = c.Alloc(size);
-  if (!a.ok()) { r->errors++; r->first_error = a.status().ToString(); return; }
+  if (!a.ok()) {
+    r->errors++;
+    r->first_error = a.status().ToString();
+    gate->Ready();
+    return;
+  }
   std::string data(size, 'r');
+  const Clock::time_point until = gate->Ready();
   while (Clock::now() < until) {
     auto t0 = Clock::now();
     Status st = workload == "write" ? c.Write(*a, data.data(), size) : c.Read(*a, data.data(), size);
@@ -130,10 +202,28 @@ void RunRawThread(Client& c, const std::string& workload, uint64_t size, Clock::
 
 Status Prepare(Client& c, const Config& cfg, uint64_t size) {
   std::string v(size, 'p');
-  for (int t = 0; t < cfg.threads; t++)
-    for (int k = 0; k < cfg.keys; k++)
-      RPMP_RETURN_IF_ERROR(c.Put(cfg.ns, "t" + std::to_string(t) + "-" + std::to_string(k), v.data(), v.size()));
+  for (const std::string& ns : Namespaces(cfg))
+    for (int t = 0; t < cfg.threads; t++)
+      for (int k = 0; k < cfg.keys; k++)
+        RPMP_RETURN_IF_ERROR(c.Put(ns, "t" + std::to_string(t) + "-" + std::to_string(k), v.data(), v.size()));
   return Status::Ok();
+}
+
+// Cluster mode: every namespace of the run exists with the asked replication (a
+// workload's end deletes them, to free the space).
+Status EnsureNamespaces(Client& c, const Config& cfg) {
+  ClusterControl* cc = AsCluster(&c);
+  if (cc == nullptr) return Status::Ok();
+  for (const std::string& ns : Namespaces(cfg)) {
+    StatusOr<NamespaceInfo> info = cc->CreateNamespace(ns, {cfg.replicas, 0, 0});
+    if (!info.ok() && info.status().code() != StatusCode::kAlreadyExists)
+      return info.status().Annotate("creating namespace " + ns);
+  }
+  return Status::Ok();
+}
+
+void DeleteNamespaces(Client& c, const Config& cfg) {
+  for (const std::string& ns : Namespaces(cfg)) c.DeleteNamespace(ns);
 }
 
 uint32_t Percentile(std::vector<uint32_t>& v, double p) {
@@ -180,12 +270,12 @@ int Run(const Config& cfg) {
     if (!c.ok()) { std::fprintf(stderr, "rpmp-bench: %s\n", c.status().ToString().c_str()); return 1; }
     clients.push_back(std::move(c).value());
   }
-  if (!cfg.proxies.empty()) {  // a fresh namespace with the asked replication
+  if (!cfg.proxies.empty()) {  // fresh namespaces with the asked replication
     ClusterControl* cc = AsCluster(clients[0].get());
-    cc->DeleteNamespaces(cfg.ns, false);
-    StatusOr<NamespaceInfo> info = cc->CreateNamespace(cfg.ns, {cfg.replicas, 0, 0});
-    if (!info.ok()) {
-      std::fprintf(stderr, "rpmp-bench: creating namespace %s: %s\n", cfg.ns.c_str(), info.status().ToString().c_str());
+    for (const std::string& ns : Namespaces(cfg)) cc->DeleteNamespaces(ns, false);
+    Status st = EnsureNamespaces(*clients[0], cfg);
+    if (!st.ok()) {
+      std::fprintf(stderr, "rpmp-bench: %s\n", st.ToString().c_str());
       return 1;
     }
   }
@@ -195,8 +285,8 @@ int Run(const Config& cfg) {
   if (cfg.proxies.empty())
     std::printf("rpmp-bench: server=%s", cfg.server.c_str());
   else
-    std::printf("rpmp-bench: cluster proxies=%s replicas=%u namespace=%s", cfg.proxies.c_str(), cfg.replicas,
-                cfg.ns.c_str());
+    std::printf("rpmp-bench: cluster proxies=%s replicas=%u namespace=%s groups=%d", cfg.proxies.c_str(),
+                cfg.replicas, cfg.ns.c_str(), cfg.groups);
   // provider= names the provider in use ("auto" resolved on this host); provider_setting=
   // what was asked for, when that was "auto".
   StatusOr<std::string> resolved = ResolveProvider(cfg.provider, "");
@@ -222,23 +312,31 @@ int Run(const Config& cfg) {
                 "baseline_path=client_loopback\n",
                 static_cast<unsigned long long>(size), tcp, rounds[0], rounds[1], rounds[2]);
     for (const std::string& w : cfg.workloads) {
+      if (Status st = EnsureNamespaces(*clients[0], cfg); !st.ok()) {
+        std::fprintf(stderr, "rpmp-bench: %s\n", st.ToString().c_str());
+        return 1;
+      }
       if (w == "get") {
         Status st = Prepare(*clients[0], cfg, size);
         if (!st.ok()) { std::fprintf(stderr, "rpmp-bench: preparing get: %s\n", st.ToString().c_str()); return 1; }
       }
       std::vector<Result> results(cfg.threads);
       std::vector<std::thread> threads;
-      auto t0 = Clock::now();
-      auto until = t0 + std::chrono::milliseconds(static_cast<int64_t>(cfg.seconds * 1000));
+      StartGate gate(cfg.threads);
       for (int t = 0; t < cfg.threads; t++) {
         Client& c = *clients[t % clients.size()];
         threads.emplace_back([&, t] {
-          if (w == "write" || w == "read") RunRawThread(c, w, size, until, &results[t]);
-          else RunKvThread(c, cfg, w, size, t, until, &results[t]);
+          if (w == "write" || w == "read") RunRawThread(c, w, size, &gate, &results[t]);
+          else RunKvThread(c, cfg, w, size, t, &gate, &results[t]);
         });
       }
+      gate.WaitAllReady();
+      double cpu0 = CpuMicros();
+      auto t0 = Clock::now();
+      gate.Open(t0 + std::chrono::milliseconds(static_cast<int64_t>(cfg.seconds * 1000)));
       for (auto& t : threads) t.join();
       double secs = std::chrono::duration<double>(Clock::now() - t0).count();
+      double cpu_us = CpuMicros() - cpu0;
       Result all;
       for (Result& r : results) {
         all.ops += r.ops;
@@ -249,19 +347,19 @@ int Run(const Config& cfg) {
       }
       std::sort(all.lat_us.begin(), all.lat_us.end());
       double mbps = all.bytes / secs / 1e6;
-      std::printf("workload=%s size=%llu threads=%d depth=%d ops=%llu ops_per_s=%.0f MBps=%.1f "
-                  "p50_us=%u p99_us=%u p999_us=%u tcp_MBps=%.1f ratio=%.2f errors=%llu "
+      std::printf("workload=%s size=%llu threads=%d depth=%d ops=%llu ops_per_s=%.0f client_cpu_us_per_op=%.1f "
+                  "MBps=%.1f p50_us=%u p99_us=%u p999_us=%u tcp_MBps=%.1f ratio=%.2f errors=%llu "
                   "baseline_path=client_loopback\n",
                   w.c_str(), static_cast<unsigned long long>(size), cfg.threads,
                   (w == "write" || w == "read") ? 1 : cfg.depth, static_cast<unsigned long long>(all.ops),
-                  all.ops / secs, mbps, Percentile(all.lat_us, 0.5), Percentile(all.lat_us, 0.99),
-                  Percentile(all.lat_us, 0.999), tcp, tcp > 0 ? mbps / tcp : 0,
+                  all.ops / secs, all.ops > 0 ? cpu_us / all.ops : 0.0, mbps, Percentile(all.lat_us, 0.5),
+                  Percentile(all.lat_us, 0.99), Percentile(all.lat_us, 0.999), tcp, tcp > 0 ? mbps / tcp : 0,
                   static_cast<unsigned long long>(all.errors));
       if (all.errors > 0) std::printf("  first error: %s\n", all.first_error.c_str());
       std::fflush(stdout);
-      if (w == "append" || w == "put") clients[0]->DeleteNamespace(cfg.ns);  // free the space
+      if (w == "append" || w == "put") DeleteNamespaces(*clients[0], cfg);  // free the space
     }
-    clients[0]->DeleteNamespace(cfg.ns);
+    DeleteNamespaces(*clients[0], cfg);
   }
   return 0;
 }
@@ -272,10 +370,12 @@ int Main(int argc, char** argv) {
       "usage: rpmp-bench (--server HOST:PORT | --proxy HOST:PORT[,...] [--replicas R])\n"
       "                  [--workloads put,get,append,write,read] [--sizes 4k,1m]\n"
       "                  [--threads N] [--depth N] [--clients N] [--seconds S] [--keys N]\n"
-      "                  [--provider P] [--no-verify] [--namespace NS]\n"
+      "                  [--provider P] [--no-verify] [--namespace NS] [--groups N]\n"
       "  --namespace: the namespace it writes (default rpmp-bench); give each of several\n"
       "  rpmp-bench processes against one server its own\n"
-      "  --proxy (or RPMP_PROXIES) benchmarks a cluster: namespace rpmp-bench-rR with R copies\n";
+      "  --proxy (or RPMP_PROXIES) benchmarks a cluster: namespace rpmp-bench-rR with R copies\n"
+      "  --groups N (cluster): keys spread over namespaces NS/g0..NS/g(N-1), ops rotating\n"
+      "  through them as a Spark shuffle's partitions rotate through its placement groups\n";
   for (int i = 1; i < argc; i++) {
     std::string f = argv[i];
     if (f == "--help" || f == "-h") { std::fputs(usage, stdout); return 0; }
@@ -293,6 +393,7 @@ int Main(int argc, char** argv) {
       else if (f == "--depth") cfg.depth = std::stoi(v);
       else if (f == "--clients") cfg.clients = std::stoi(v);
       else if (f == "--keys") cfg.keys = std::stoi(v);
+      else if (f == "--groups") cfg.groups = std::stoi(v);
       else if (f == "--seconds") cfg.seconds = std::stod(v);
       else if (f == "--sizes") {
         cfg.sizes.clear();
@@ -316,8 +417,9 @@ int Main(int argc, char** argv) {
     cfg.proxies = std::getenv("RPMP_PROXIES");
   if (!cfg.proxies.empty() && cfg.ns == "rpmp-bench") cfg.ns = "rpmp-bench-r" + std::to_string(cfg.replicas);
   if ((cfg.server.empty() && cfg.proxies.empty()) || cfg.replicas < 1 || cfg.threads < 1 || cfg.depth < 1 || cfg.clients < 1 || cfg.seconds <= 0 ||
-      cfg.keys < 1) {
-    std::fprintf(stderr, "rpmp-bench: --server or --proxy is required; counts and seconds must be positive\n%s", usage);
+      cfg.keys < 1 || cfg.groups < 1 || (cfg.groups > 1 && cfg.proxies.empty())) {
+    std::fprintf(stderr, "rpmp-bench: --server or --proxy is required; counts and seconds must be positive; "
+                 "--groups needs --proxy\n%s", usage);
     return 2;
   }
   return Run(cfg);

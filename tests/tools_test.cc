@@ -111,15 +111,19 @@ TEST_CASE("rpmp-bench prints its setup, the TCP baseline and one parsable line p
   // The baseline says what it measured; a server on loopback needs no note about it.
   CHECK(std::regex_search(out, std::regex(R"(\nbaseline size=262144 tcp_MBps=[\d.]+ .* baseline_path=client_loopback\n)")));
   CHECK(out.find("note: the servers are on other hosts") == std::string::npos);
-  std::regex line(R"(workload=(\w+) size=(\d+) .*MBps=([\d.]+) p50_us=\d+ p99_us=\d+ p999_us=\d+ tcp_MBps=[\d.]+ ratio=[\d.]+ errors=0 baseline_path=client_loopback\n)");
+  std::regex line(R"(workload=(\w+) size=(\d+) .* client_cpu_us_per_op=([\d.]+) MBps=([\d.]+) p50_us=\d+ p99_us=\d+ p999_us=\d+ tcp_MBps=[\d.]+ ratio=[\d.]+ errors=0 baseline_path=client_loopback\n)");
   int lines = 0;
   for (std::sregex_iterator it(out.begin(), out.end(), line), end; it != end; ++it) {
     lines++;
-    CHECK(std::stod((*it)[3]) > 0);
+    CHECK(std::stod((*it)[3]) > 0);  // the ops cost this process some CPU
+    CHECK(std::stod((*it)[4]) > 0);
   }
   CHECK(lines == 10);
   CHECK(RunTool({"rpmp-bench", "--server", server.address(), "--workloads", "scan"}, "", &out, &err) == 2);
   CHECK(err.find("unknown workload 'scan'") != std::string::npos);
+  // Placement groups are a cluster's: one server has none.
+  CHECK(RunTool({"rpmp-bench", "--server", server.address(), "--groups", "4"}, "", &out, &err) == 2);
+  CHECK(err.find("--groups needs --proxy") != std::string::npos);
 }
 
 }  // namespace
