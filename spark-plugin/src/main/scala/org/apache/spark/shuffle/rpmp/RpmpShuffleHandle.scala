@@ -16,7 +16,7 @@ import org.apache.spark.shuffle.BaseShuffleHandle
  * chunks tagged with its attempt id. Server-direct: on server servers(p % servers.size).
  * Cluster mode (`proxies` non-empty, resolved on the driver so executors need no
  * RPMP_PROXIES): through the proxies. With `groups` > 1 the shuffle is spread over the
- * cluster as placement groups: partition p lives in namespace <namespace>/g<p % groups>,
+ * cluster as placement groups: partition p lives in namespace <namespace>/g<groupOf(p)>,
  * each group a namespace of its own that the proxies place (and replicate, fence, repair)
  * independently, so a shuffle can use every node (docs/spark-plugin.md "Placement groups").
  */
@@ -40,7 +40,21 @@ private[spark] case class RpmpShuffleCoordinates(
 
   /** The namespace holding partition `partitionId`. */
   def namespaceOf(partitionId: Int): String =
-    if (groups <= 1) namespace else groupNamespace(partitionId % groups)
+    if (groups <= 1) namespace else groupNamespace(groupOf(partitionId))
+
+  /**
+   * Partitions go to groups in runs of `groupRun` consecutive ids, round robin. A map task
+   * pushes its partitions in id order: within a run its appends go to one primary over one
+   * connection, where a new group per partition (p % groups) made every next append another
+   * server's, and cost about 2x the CPU per small append on both ends
+   * (bench/append_spread.sh, docs/benchmarks.md "Spreading"). A run is at most 32 ids and
+   * short enough that each group gets at least 8 runs: the groups' shares of partitions
+   * differ by at most one run (an eighth of a share), and map tasks writing in step move
+   * on to the next primary every run instead of all writing to one.
+   */
+  def groupOf(partitionId: Int): Int = (partitionId / groupRun) % groups
+
+  private def groupRun: Int = math.max(1, math.min(32, numPartitions / (groups * 8)))
 
   /** Every namespace of the shuffle (one per placement group). */
   def namespaces: Seq[String] =

@@ -1,9 +1,10 @@
 // A shuffle larger than any one node, on a real RPMP cluster (TestRpmpCluster: etcd +
 // 2 proxies + 3 rpmp-server with 96 MiB pools): about 160 MiB of incompressible shuffle
 // data, one copy, goes through Spark (local[2]) as placement groups striped over the three
-// nodes. The job's per-partition counts and checksums equal those computed without Spark,
-// and every node holds a share of the shuffle (each more than a third of what one node
-// could hold alone). Fails when etcd or rpmp-proxy is missing.
+// nodes. Its 400 partitions go to the 6 groups in runs of 8 consecutive ones
+// (RpmpShuffleCoordinates.groupOf). The job's per-partition counts and checksums equal
+// those computed without Spark, and every node holds a share of the shuffle (each more
+// than a third of what one node could hold alone). Fails when etcd or rpmp-proxy is missing.
 package org.apache.spark.shuffle.rpmp
 
 import java.time.Duration
@@ -64,6 +65,7 @@ class ClusterSpreadTest {
       assertEquals(expected, got)
       val coords = TestShuffles.coordinatesOf(rdd)
       assertEquals(6, coords.groups, "auto: twice the 3 live nodes")
+      assertEquals(Seq(0, 0, 0, 0, 0, 0, 0, 0, 1), (0 until 9).map(coords.groupOf), "runs of 8 partitions")
       // Each node's use, read while the shuffle is still registered.
       cluster.servers.map { s =>
         val c = RpmpClient.connect(s, RpmpClientOptions.defaults().timeout(Duration.ofSeconds(10)))
@@ -82,7 +84,7 @@ class ClusterSpreadTest {
 object ClusterSpreadTest {
   val Rows = 40000
   val RowBytes = 4096
-  val Partitions = 12
+  val Partitions = 400
 
   def row(i: Int): Array[Byte] = {
     val b = new Array[Byte](RowBytes)

@@ -70,11 +70,25 @@ class RpmpConfTest {
     val one = RpmpShuffleCoordinates("app", "2", 3, 10, 5, Nil, Seq("p:1"))
     assertEquals(Seq("spark/app-2/3"), one.namespaces)
     assertEquals("spark/app-2/3", one.namespaceOf(4))
-    // Three groups: partition p in group p % 3, each a child of the shuffle's namespace.
+    // Three groups of 5 partitions: runs of one, partition p in group p % 3, each group a
+    // child of the shuffle's namespace.
     val three = one.copy(groups = 3)
     assertEquals(Seq("spark/app-2/3/g0", "spark/app-2/3/g1", "spark/app-2/3/g2"), three.namespaces)
     assertEquals("spark/app-2/3/g1", three.namespaceOf(4))
     assertEquals("spark/app-2/3/g0", three.namespaceOf(3))
+    // Many partitions: runs of consecutive partitions per group (at most 32, at least 8 runs
+    // a group), every group used, shares within one run of each other.
+    val wide = RpmpShuffleCoordinates("app", "2", 3, 10, 2000, Nil, Seq("p:1"), groups = 6)
+    assertEquals((0 until 32).map(_ => 0), (0 until 32).map(wide.groupOf))
+    assertEquals(1, wide.groupOf(32))
+    assertEquals(0, wide.groupOf(6 * 32))
+    val shares = (0 until 2000).groupBy(wide.groupOf).map { case (g, ps) => g -> ps.size }
+    assertEquals((0 until 6).toSet, shares.keySet)
+    assertTrue(shares.values.max - shares.values.min <= 32, s"shares $shares")
+    // Runs shrink with the partitions per group: 200 partitions in 6 groups, runs of 4.
+    val mid = wide.copy(numPartitions = 200)
+    assertEquals(Seq(0, 0, 0, 0, 1, 1, 1, 1, 2), (0 until 9).map(mid.groupOf))
+    assertEquals((0 until 6).toSet, (0 until 200).map(mid.groupOf).toSet)
     // Auto: twice the live nodes, at most the partitions; 1 without a node map.
     assertEquals(6, RpmpShuffleManager.placementGroups(0, 200, Some(3)))
     assertEquals(4, RpmpShuffleManager.placementGroups(0, 4, Some(3)))
