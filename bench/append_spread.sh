@@ -8,8 +8,10 @@
 # rpmp-server processes over the run); then per side the medians and the ratios
 # spread/one. The peer measured in the same run is rpmp-bench's loopback TCP baseline.
 #
-#   bench/append_spread.sh [BUILD_DIR] [ROUNDS] [SECONDS] [SIZE] [GROUPS]
-# Defaults: build 3 1.5 4k 6. Runs on a reserved block of ports (tests/lib/port_block.sh)
+#   bench/append_spread.sh [BUILD_DIR] [ROUNDS] [SECONDS] [SIZE] [GROUPS] [RUN]
+# RUN: consecutive appends per group before the next (rpmp-bench --group-run; the plugin
+# uses runs of up to 32 partitions, RpmpShuffleCoordinates.groupOf; 1 = a new group per
+# append). Defaults: build 3 1.5 4k 6 1. Runs on a reserved block of ports (tests/lib/port_block.sh)
 # and its own run directory; stops its cluster on exit.
 set -euo pipefail
 build=${1:-build}
@@ -17,6 +19,7 @@ rounds=${2:-3}
 secs=${3:-1.5}
 size=${4:-4k}
 groups=${5:-6}
+group_run=${6:-1}
 repo=$(cd "$(dirname "$0")/.." && pwd)
 bin=$(cd "$build" && pwd)/bin
 run=$(mktemp -d)
@@ -37,13 +40,13 @@ server_pids=$(cat "$RPMP_RUN_DIR"/server*.pid)
 # CPU ticks (user + system) of the servers so far.
 server_ticks() { local t=0 p; for p in $server_pids; do t=$((t + $(awk '{print $14 + $15}' "/proc/$p/stat"))); done; echo "$t"; }
 hz=$(getconf CLK_TCK)
-echo "append_spread: build=$bin servers=3 (one host) rounds=$rounds seconds=$secs size=$size groups=$groups cores=$(nproc)"
+echo "append_spread: build=$bin servers=3 (one host) rounds=$rounds seconds=$secs size=$size groups=$groups group_run=$group_run cores=$(nproc)"
 declare -A ops_s p50 cpu_client cpu_server
 one() {  # one SIDE GROUPS
   local side=$1 g=$2 t0 t1 line ops
   t0=$(server_ticks)
   line=$("$bin/rpmp-bench" --proxy "$RPMP_PROXIES" --replicas 1 --workloads append --sizes "$size" \
-    --threads 2 --depth 8 --seconds "$secs" --groups "$g" --namespace "spread-$side-$r" | grep '^workload=')
+    --threads 2 --depth 8 --seconds "$secs" --groups "$g" --group-run "$group_run" --namespace "spread-$side-$r" | grep '^workload=')
   t1=$(server_ticks)
   ops=$(sed -n 's/.* ops=\([0-9]*\) .*/\1/p' <<<"$line")
   [ "${ops:-0}" -gt 0 ] || { echo "append_spread: no appends completed: $line" >&2; exit 1; }

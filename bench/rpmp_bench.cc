@@ -10,8 +10,9 @@
 // client_cpu_us_per_op is this process's user + system CPU over the workload (from the
 // moment every thread has set up), per completed op. Workloads: put, append, get, write,
 // read (raw memory). Cluster mode with --groups N spreads the keys over namespaces
-// NS/g0..NS/g(N-1), consecutive ops rotating through them as a Spark map task's
-// partitions rotate through a shuffle's placement groups. In cluster mode a buffer is
+// NS/g0..NS/g(N-1), consecutive ops rotating through them (in runs of --group-run K ops)
+// as a Spark map task's partitions rotate through a shuffle's placement groups
+// (RpmpShuffleCoordinates.groupOf). In cluster mode a buffer is
 // memory of its namespace's primary (AllocBufferForWrite), as the plugin's are.
 #include <algorithm>
 #include <atomic>
@@ -43,7 +44,8 @@ struct Config {
   std::vector<std::string> workloads = {"put", "get"};
   std::vector<uint64_t> sizes = {4096, 1 << 20};
   int threads = 2, depth = 4, clients = 1, keys = 16;
-  int groups = 1;  // cluster mode: namespaces the keys spread over (Namespaces())
+  int groups = 1;     // cluster mode: namespaces the keys spread over (Namespaces())
+  int group_run = 1;  // consecutive ops per group before the next (the plugin's run)
   double seconds = 5;
   bool verify = true;
 };
@@ -150,7 +152,7 @@ void RunKvThread(Client& c, const Config& cfg, const std::string& workload, uint
       busy[lane] = true;
       in_flight++;
     }
-    size_t g = n % groups;
+    size_t g = (n / static_cast<uint64_t>(cfg.group_run)) % groups;
     const std::string& ns = spaces[g];
     Buffer& buf = bufs[static_cast<size_t>(lane) * groups + g];
     std::string key = "t" + std::to_string(tid) + "-" + std::to_string(n++ % cfg.keys);
@@ -370,12 +372,13 @@ int Main(int argc, char** argv) {
       "usage: rpmp-bench (--server HOST:PORT | --proxy HOST:PORT[,...] [--replicas R])\n"
       "                  [--workloads put,get,append,write,read] [--sizes 4k,1m]\n"
       "                  [--threads N] [--depth N] [--clients N] [--seconds S] [--keys N]\n"
-      "                  [--provider P] [--no-verify] [--namespace NS] [--groups N]\n"
+      "                  [--provider P] [--no-verify] [--namespace NS] [--groups N [--group-run K]]\n"
       "  --namespace: the namespace it writes (default rpmp-bench); give each of several\n"
       "  rpmp-bench processes against one server its own\n"
       "  --proxy (or RPMP_PROXIES) benchmarks a cluster: namespace rpmp-bench-rR with R copies\n"
       "  --groups N (cluster): keys spread over namespaces NS/g0..NS/g(N-1), ops rotating\n"
-      "  through them as a Spark shuffle's partitions rotate through its placement groups\n";
+      "  through them, K at a time (default 1), as a Spark shuffle's partitions rotate through\n"
+      "  its placement groups\n";
   for (int i = 1; i < argc; i++) {
     std::string f = argv[i];
     if (f == "--help" || f == "-h") { std::fputs(usage, stdout); return 0; }
@@ -394,6 +397,7 @@ int Main(int argc, char** argv) {
       else if (f == "--clients") cfg.clients = std::stoi(v);
       else if (f == "--keys") cfg.keys = std::stoi(v);
       else if (f == "--groups") cfg.groups = std::stoi(v);
+      else if (f == "--group-run") cfg.group_run = std::stoi(v);
       else if (f == "--seconds") cfg.seconds = std::stod(v);
       else if (f == "--sizes") {
         cfg.sizes.clear();
@@ -417,7 +421,7 @@ int Main(int argc, char** argv) {
     cfg.proxies = std::getenv("RPMP_PROXIES");
   if (!cfg.proxies.empty() && cfg.ns == "rpmp-bench") cfg.ns = "rpmp-bench-r" + std::to_string(cfg.replicas);
   if ((cfg.server.empty() && cfg.proxies.empty()) || cfg.replicas < 1 || cfg.threads < 1 || cfg.depth < 1 || cfg.clients < 1 || cfg.seconds <= 0 ||
-      cfg.keys < 1 || cfg.groups < 1 || (cfg.groups > 1 && cfg.proxies.empty())) {
+      cfg.keys < 1 || cfg.groups < 1 || cfg.group_run < 1 || (cfg.groups > 1 && cfg.proxies.empty())) {
     std::fprintf(stderr, "rpmp-bench: --server or --proxy is required; counts and seconds must be positive; "
                  "--groups needs --proxy\n%s", usage);
     return 2;
