@@ -82,17 +82,17 @@ private[rpmp] final class ChunkAppender(
    * appender's from here on, whatever happens.
    */
   private def push(p: Int, buffer: RpmpBuffer, dataBytes: Int, last: Boolean): Unit = {
-    val start = System.nanoTime()
     val server = coords.serverFor(p)
     val ns = writeNamespace(p)
     try {
       require(!sawLast(p), s"partition $p pushed after its LAST chunk")
-      while (pending.size >= conf.maxPushesInFlight) awaitOldest()
+      while (pending.size >= conf.maxPushesInFlight) awaitOldest() // counts its own wait
     } catch {
       case e: Throwable =>
         buffer.close()
         throw e
     }
+    val start = System.nanoTime() // the issue only: waiting above is already write time
     ShuffleChunk.writeHeader(header, p, chunks(p), partitionLengths(p) + dataBytes, mapId, last)
     buffer.byteBuffer().put(0, header, 0, headerBytes)
     val future = try {
