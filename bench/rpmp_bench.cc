@@ -211,15 +211,22 @@ Status Prepare(Client& c, const Config& cfg, uint64_t size) {
   return Status::Ok();
 }
 
-// Cluster mode: every namespace of the run exists with the asked replication (a
-// workload's end deletes them, to free the space).
+// Cluster mode: every namespace of the run exists with the asked replication. A
+// workload's end deletes them to free the space, and the proxies refuse to create a
+// name again until every node has acknowledged its deletion (FAILED_PRECONDITION, until
+// their next heartbeat): that is retried for up to 30 s.
 Status EnsureNamespaces(Client& c, const Config& cfg) {
   ClusterControl* cc = AsCluster(&c);
   if (cc == nullptr) return Status::Ok();
+  auto deadline = Clock::now() + std::chrono::seconds(30);
   for (const std::string& ns : Namespaces(cfg)) {
-    StatusOr<NamespaceInfo> info = cc->CreateNamespace(ns, {cfg.replicas, 0, 0});
-    if (!info.ok() && info.status().code() != StatusCode::kAlreadyExists)
-      return info.status().Annotate("creating namespace " + ns);
+    while (true) {
+      StatusOr<NamespaceInfo> info = cc->CreateNamespace(ns, {cfg.replicas, 0, 0});
+      if (info.ok() || info.status().code() == StatusCode::kAlreadyExists) break;
+      if (info.status().code() != StatusCode::kFailedPrecondition || Clock::now() > deadline)
+        return info.status().Annotate("creating namespace " + ns);
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
   }
   return Status::Ok();
 }
