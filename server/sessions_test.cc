@@ -18,7 +18,11 @@ struct Table {
   std::unique_ptr<Fabric> fabric;
   std::unique_ptr<SessionTable> table;
 
-  explicit Table(SessionLimits limits) {
+  // A table with the default limits but these two.
+  Table(uint32_t max_sessions, uint32_t max_per_address) {
+    SessionLimits limits;
+    limits.max_sessions = max_sessions;
+    limits.max_per_address = max_per_address;
     FabricOptions o;
     o.node = "127.0.0.1";
     fabric = std::move(Fabric::Open(o)).value();
@@ -54,9 +58,7 @@ struct Table {
 };
 
 TEST_CASE("session table: full with every session busy, a HELLO is refused and counted, nothing ends") {
-  SessionLimits limits;
-  limits.max_sessions = 3;
-  Table t(limits);
+  Table t(/*max_sessions=*/3, /*max_per_address=*/64);
   SessionTable::Eviction ev;
   std::vector<uint32_t> ids;
   for (uint16_t port = 20001; port <= 20003; port++) {
@@ -91,9 +93,7 @@ TEST_CASE("session table: full with every session busy, a HELLO is refused and c
 }
 
 TEST_CASE("session table: when the largest tenant's sessions are all busy, another's idle one makes room") {
-  SessionLimits limits;
-  limits.max_sessions = 4;
-  Table t(limits);
+  Table t(/*max_sessions=*/4, /*max_per_address=*/64);
   SessionTable::Eviction ev;
   std::vector<uint32_t> flood;
   for (uint16_t port = 20011; port <= 20013; port++) flood.push_back(*t.Open(port, "apps/flood", &ev));
@@ -115,9 +115,7 @@ TEST_CASE("session table: when the largest tenant's sessions are all busy, anoth
 }
 
 TEST_CASE("session table: an address at its cap with every session busy is refused by name") {
-  SessionLimits limits;
-  limits.max_per_address = 2;
-  Table t(limits);
+  Table t(/*max_sessions=*/4096, /*max_per_address=*/2);
   SessionTable::Eviction ev;
   uint32_t a = *t.Open(20021, "", &ev);
   uint32_t b = *t.Open(20021, "", &ev);

@@ -189,43 +189,58 @@ uint64_t UnreadBytesAtPort(const std::string& address) {
   return total;
 }
 
+// What both probe tests start from: a server stopped (SIGSTOP) with a raw STAT of its
+// client waiting in its socket. The STAT goes as it is (no retry), so its end shows why.
+struct StoppedWithStat {
+  ConfiguredServer s{"session_idle_timeout: 1h"};
+  TestClient t{s.server->address(), std::chrono::milliseconds(30000)};
+  std::future<std::pair<Status, wire::Response>> stat;
+
+  StoppedWithStat() {
+    REQUIRE(t.client->Put("ns", "k", "1", 1, 0).ok());
+    REQUIRE(s.server->Signal(SIGSTOP));
+    stat = std::async(std::launch::async, [this] {
+      wire::Request q;
+      q.h.op = wire::Op::kStat;
+      return t.Raw(q);
+    });
+  }
+
+  // The STAT ended Unavailable, saying `why`, within 6 s of `since` (its timeout is 30 s).
+  void ExpectStatEnded(Clock::time_point since, const std::string& why) {
+    REQUIRE(stat.wait_for(std::chrono::seconds(10)) == std::future_status::ready);
+    Status st = stat.get().first;
+    double waited_s = std::chrono::duration<double>(Clock::now() - since).count();
+    INFO(st.ToString() << ", " << waited_s << " s after the server went");
+    CHECK(waited_s < 6);
+    CHECK(st.code() == StatusCode::kUnavailable);
+    CHECK(st.message().find(why) != std::string::npos);
+  }
+};
+
 TEST_CASE("a call in flight when its server is killed and restarted on the same port ends at once",
           "[session]") {
   // The restarted server listens at once, so the port never refuses a connection, and
   // it drops frames of senders it does not know: the call would wait its whole timeout
   // (30 s here). The client's probe asks the server there for its boot id, sees another
   // process, and ends the call (docs/security.md, "How a session ends").
-  ConfiguredServer s("session_idle_timeout: 1h");
-  TestClient t(s.server->address(), std::chrono::milliseconds(30000));
-  REQUIRE(t.client->Put("ns", "k", "1", 1, 0).ok());
-  REQUIRE(s.server->Signal(SIGSTOP));
-  // A call as it is (no retry: its end shows why) and a put (the client retries it
-  // under its write id on a new session).
-  wire::Request stat;
-  stat.h.op = wire::Op::kStat;
-  auto raw = std::async(std::launch::async, [&] { return t.Raw(stat); });
-  auto put = std::async(std::launch::async, [&] { return t.client->Put("ns", "k", "2", 1, 0); });
+  StoppedWithStat w;
+  // And a put, which the client retries under its write id on a new session.
+  auto put = std::async(std::launch::async, [&] { return w.t.client->Put("ns", "k", "2", 1, 0); });
   // Both requests are in the stopped server's socket (its only reader), so they were sent.
-  REQUIRE(Eventually([&] { return UnreadBytesAtPort(s.server->address()) > 2 * wire::kHeaderSize; }));
-  s.server->Kill(SIGKILL);
-  REQUIRE(s.server->Restart());
-  auto restarted = Clock::now();
-  REQUIRE(raw.wait_for(std::chrono::seconds(10)) == std::future_status::ready);
-  auto [raw_status, raw_resp] = raw.get();
-  double waited_s = std::chrono::duration<double>(Clock::now() - restarted).count();
-  INFO(raw_status.ToString() << ", " << waited_s << " s after the restart");
-  CHECK(waited_s < 6);
-  CHECK(raw_status.code() == StatusCode::kUnavailable);
-  CHECK(raw_status.message().find("restarted (its boot id changed)") != std::string::npos);
+  REQUIRE(Eventually([&] { return UnreadBytesAtPort(w.s.server->address()) > 2 * wire::kHeaderSize; }));
+  w.s.server->Kill(SIGKILL);
+  REQUIRE(w.s.server->Restart());
+  w.ExpectStatEnded(Clock::now(), "restarted (its boot id changed)");
   REQUIRE(put.wait_for(std::chrono::seconds(10)) == std::future_status::ready);
   Status st = put.get();
   INFO(st.ToString());
   CHECK(st.ok());
   // The next call works on the new session and sees the put, once.
-  StatusOr<std::string> v = t.client->Get("ns", "k");
+  StatusOr<std::string> v = w.t.client->Get("ns", "k");
   REQUIRE(v.ok());
   CHECK(*v == "2");
-  CHECK(t.conn->session_counts().reestablished >= 1);
+  CHECK(w.t.conn->session_counts().reestablished >= 1);
 }
 
 TEST_CASE("a call in flight when its server is killed ends once the port refuses, not at its deadline",
@@ -233,24 +248,11 @@ TEST_CASE("a call in flight when its server is killed ends once the port refuses
   // The other half of the client's probe (link/connection.cc, ExpireCalls): nothing
   // listens any more, so the call ends within a couple of probe intervals, well before
   // its 30 s timeout.
-  ConfiguredServer s("session_idle_timeout: 1h");
-  TestClient t(s.server->address(), std::chrono::milliseconds(30000));
-  REQUIRE(t.client->Put("ns", "k", "1", 1, 0).ok());
-  REQUIRE(s.server->Signal(SIGSTOP));
-  wire::Request stat;
-  stat.h.op = wire::Op::kStat;
-  auto raw = std::async(std::launch::async, [&] { return t.Raw(stat); });
-  REQUIRE(Eventually([&] { return UnreadBytesAtPort(s.server->address()) > 0; }));
-  s.server->Kill(SIGKILL);
-  auto killed = Clock::now();
-  REQUIRE(raw.wait_for(std::chrono::seconds(10)) == std::future_status::ready);
-  Status st = raw.get().first;
-  double waited_s = std::chrono::duration<double>(Clock::now() - killed).count();
-  INFO(st.ToString() << ", " << waited_s << " s after the kill");
-  CHECK(waited_s < 6);
-  CHECK(st.code() == StatusCode::kUnavailable);
-  CHECK(st.message().find("is gone (connection refused)") != std::string::npos);
-  CHECK(t.conn->needs_hello());  // the session is marked lost
+  StoppedWithStat w;
+  REQUIRE(Eventually([&] { return UnreadBytesAtPort(w.s.server->address()) > 0; }));
+  w.s.server->Kill(SIGKILL);
+  w.ExpectStatEnded(Clock::now(), "is gone (connection refused)");
+  CHECK(w.t.conn->needs_hello());  // the session is marked lost
 }
 
 }  // namespace

@@ -124,6 +124,9 @@ TEST_CASE("rpmp-bench prints its setup, the TCP baseline and one parsable line p
   // Placement groups are a cluster's: one server has none.
   CHECK(RunTool({"rpmp-bench", "--server", server.address(), "--groups", "4"}, "", &out, &err) == 2);
   CHECK(err.find("--groups needs --proxy") != std::string::npos);
+  // A run of no ops would never move on to the next group.
+  CHECK(RunTool({"rpmp-bench", "--proxy", "127.0.0.1:1", "--groups", "2", "--group-run", "0"}, "", &out, &err) == 2);
+  CHECK(err.find("counts and seconds must be positive") != std::string::npos);
 }
 
 }  // namespace
