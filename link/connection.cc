@@ -181,7 +181,8 @@ void Connection::SayBye() {
   p->get_future().wait_for(std::min<std::chrono::milliseconds>(options_.timeout, std::chrono::seconds(1)));
 }
 
-Connection::Call* Connection::AcquireCall(ResponseFn* done, std::shared_ptr<void>* keepalive, bool probe) {
+Connection::Call* Connection::AcquireCall(ResponseFn* done, std::shared_ptr<void>* keepalive, bool probe,
+                                          bool hello) {
   std::unique_lock<std::mutex> lock(mu_);
   if (probe) {
     if (free_calls_.empty()) return nullptr;  // never waits: the progress thread asks
@@ -197,8 +198,10 @@ Connection::Call* Connection::AcquireCall(ResponseFn* done, std::shared_ptr<void
   c->done = std::move(*done);
   c->keepalive = std::move(*keepalive);
   c->deadline = std::chrono::steady_clock::now() + (probe ? 2 * kProbeAfter : options_.timeout);
-  c->session = session_;  // id and tag of one session, read together
-  c->tag = session_tag_;
+  // A HELLO names no session; its reply is taken whatever its tag. Set here, under mu_,
+  // so FailCallsOf never takes a HELLO for a call of the lost session.
+  c->session = hello ? 0 : session_;  // id and tag of one session, read together
+  c->tag = hello ? 0 : session_tag_;
   c->epoch = epoch_;
   active_++;
   return c;
@@ -206,7 +209,7 @@ Connection::Call* Connection::AcquireCall(ResponseFn* done, std::shared_ptr<void
 
 bool Connection::Submit(wire::Request& req, ResponseFn done, std::shared_ptr<void> keepalive,
                         PollingScope* polling) {
-  Call* c = AcquireCall(&done, &keepalive, /*probe=*/false);
+  Call* c = AcquireCall(&done, &keepalive, /*probe=*/false, req.h.op == wire::Op::kHello);
   if (c == nullptr) {
     done(Status::DeadlineExceeded("too many requests in flight to " + server_), wire::Response());
     return false;
@@ -217,14 +220,9 @@ bool Connection::Submit(wire::Request& req, ResponseFn done, std::shared_ptr<voi
 
 bool Connection::Send(Call* c, wire::Request& req) {
   req.h.request_id = (static_cast<uint64_t>(c->gen) << 32) | c->index;
-  if (req.h.op == wire::Op::kHello) {  // names no session; its reply is taken whatever its tag
-    c->session = 0;
-    c->tag = 0;
-    if (options_.first_hello_timeout.count() > 0 && opened_.load() == 0) {
-      std::lock_guard<std::mutex> lock(mu_);
-      c->deadline = std::min(c->deadline,
-                             std::chrono::steady_clock::now() + options_.first_hello_timeout);
-    }
+  if (req.h.op == wire::Op::kHello && options_.first_hello_timeout.count() > 0 && opened_.load() == 0) {
+    std::lock_guard<std::mutex> lock(mu_);
+    c->deadline = std::min(c->deadline, std::chrono::steady_clock::now() + options_.first_hello_timeout);
   }
   req.h.session = c->session;
   req.h.session_tag = c->tag;
@@ -259,7 +257,7 @@ void Connection::ProbeBoot() {
                                            "sent in it are gone"));
   };
   std::shared_ptr<void> none;
-  Call* c = AcquireCall(&done, &none, /*probe=*/true);
+  Call* c = AcquireCall(&done, &none, /*probe=*/true, /*hello=*/true);
   if (c == nullptr) {
     probing_.store(false);
     return;
@@ -277,8 +275,13 @@ void Connection::FailCallsOf(uint64_t epoch, const Status& why) {
   std::vector<std::pair<Call*, uint32_t>> calls;
   {
     std::lock_guard<std::mutex> lock(mu_);
+    // A HELLO names no session (session 0, AcquireCall): one in flight re-establishes the
+    // session with the restarted server and is answered by it. Ending it too failed that
+    // re-opening (seen once in a chaos run: "cannot re-establish the session ...
+    // restarted").
     for (auto& c : calls_)
-      if (c->in_use && !c->finished && !c->probe && c->epoch == epoch) calls.emplace_back(c.get(), c->gen);
+      if (c->in_use && !c->finished && !c->probe && c->epoch == epoch && c->session != 0)
+        calls.emplace_back(c.get(), c->gen);
   }
   AbandonCalls(calls, why);
 }

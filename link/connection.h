@@ -176,7 +176,8 @@ class Connection {
   // A free call slot holding `done` and `keepalive` (set under the lock, so a reply
   // to the slot's previous request can never see a half-set-up call); null on timeout.
   // A probe's never waits (null when none is free) and may use the slot past the window.
-  Call* AcquireCall(ResponseFn* done, std::shared_ptr<void>* keepalive, bool probe);
+  // A `hello` call names no session (session and tag 0).
+  Call* AcquireCall(ResponseFn* done, std::shared_ptr<void>* keepalive, bool probe, bool hello);
   // Encodes and sends `req` in call c (Submit, ProbeBoot).
   bool Send(Call* c, wire::Request& req);
   // Progress thread, for calls waiting long at a port that still accepts connections:
