@@ -17,6 +17,9 @@
 #   proves the harness end to end in well under a minute (ctest scaling_bench_smoke).
 #   env: SCALE_SHARDS (server data threads to try; default "1 2 4 ... up to the
 #        cores" when rpmp-server has --data-threads, else 1), SCALE_PROCS ("1 2 4 8"),
+#        SCALE_CONNECTIONS (each client's connections to the server, as
+#        $RPMP_CLIENT_CONNECTIONS: "default" = one per shard, at most 4; e.g. "default 8 16"
+#        compares; more than the shards opens several per shard),
 #        SCALE_THREADS ("1 4"), SCALE_RUNS ("get:4k put:4k put:1m get:1m"),
 #        SCALE_DEPTH (1), SCALE_SECONDS (3), SCALE_POOL_SIZE (4G),
 #        SCALE_PINGPONG_ITERS (20000), SCALE_REDIS_REQUESTS (200000 per run),
@@ -58,13 +61,14 @@ pp_iters=${SCALE_PINGPONG_ITERS:-20000} pp_sizes="4k 1m" iperf_secs=3 redis_n=${
 if [ $smoke = 1 ]; then
   seconds=0.5 procs=1 threads=1 shards=1 runs="get:4k" pp_iters=500 pp_sizes="4k" iperf_secs=1 redis_n=2000
 fi
+connections=${SCALE_CONNECTIONS:-default}
 ycsb_threads=${SCALE_YCSB_THREADS-1 4 16 32} ycsb_keys=${SCALE_YCSB_KEYS:-100000}
 [ $smoke = 1 ] && ycsb_threads=1 ycsb_keys=1000
 [ -n "$ycsb_threads" ] && ! [ -x "$bin/rpmp-kv-bench" ] && { echo "scaling: $bin/rpmp-kv-bench is missing (or set SCALE_YCSB_THREADS=)" >&2; exit 1; }
 echo "== setup: cores=$cores mem=$(awk '/MemTotal/ {printf "%.0fGiB", $2/1048576}' /proc/meminfo)" \
   "kernel=$(uname -r) libfabric=$(fi_info --version | awk '/^libfabric:/ {print $2}')" \
   "$(redis-server --version | cut -d' ' -f1-3) provider=$provider shards=\"$shards\"" \
-  "procs=\"$procs\" threads=\"$threads\" depth=$depth seconds=$seconds ycsb_threads=\"$ycsb_threads\"" \
+  "procs=\"$procs\" connections=\"$connections\" threads=\"$threads\" depth=$depth seconds=$seconds ycsb_threads=\"$ycsb_threads\"" \
   "server_threads_flag=${shard_flag:-none}"
 
 # ---- peers and limits ----------------------------------------------------------------
@@ -153,6 +157,9 @@ for s in $shards; do
   start_server "$s" "$work/server-$s.log"
   for run in $runs; do
     w=${run%%:*} size=${run##*:}
+    for cn in $connections; do
+    # each client's connections (ClientOptions::connections through the environment)
+    if [ "$cn" = default ]; then unset RPMP_CLIENT_CONNECTIONS; else export RPMP_CLIENT_CONNECTIONS=$cn; fi
     for c in $procs; do
       for t in $threads; do
         before=$(cpu_ticks "$spid"); thread_ticks "$spid" >"$work/tt.before"
@@ -187,18 +194,20 @@ for s in $shards; do
           { p = 100 * ($3 - b[$1]) / hz / e; if (p >= 5) printf "%s%s:%.0f", (n++ ? "," : ""), $2, p }' \
           "$work/tt.before" "$work/tt.after")
         # Sum throughput over the processes; p50/p99: the worst process's.
-        cat "$work"/bench-*.out | awk -v s="$s" -v c="$c" -v t="$t" -v cpu="$cpu" -v pt="${per_thread:-none}" -v cw="$cpu_window" -v mb_pct="$machine" -v fail="$fail" '
+        cat "$work"/bench-*.out | awk -v s="$s" -v cn="$cn" -v c="$c" -v t="$t" -v cpu="$cpu" -v pt="${per_thread:-none}" -v cw="$cpu_window" -v mb_pct="$machine" -v fail="$fail" '
           /^workload=/ { for (i = 1; i <= NF; i++) { split($i, kv, "="); v[kv[1]] = kv[2] }
             ops += v["ops_per_s"]; mb += v["MBps"]; err += v["errors"]; n++
             if (v["p50_us"] + 0 > p50) p50 = v["p50_us"] + 0; if (v["p99_us"] + 0 > p99) p99 = v["p99_us"] + 0
             w = v["workload"]; size = v["size"] }
-          END { printf "rpmp workload=%s size=%s server_threads=%s procs=%d threads=%d ops_per_s=%.0f MBps=%.1f p50_us=%s p99_us=%s server_cpu_pct=%s server_threads_cpu_pct=%s server_cpu_measured_pct=%s machine_busy_measured_pct=%s errors=%d%s\n",
-                  w, size, s, c, t, ops, mb, p50, p99, cpu, pt, cw, mb_pct, err, (n == c && !fail) ? "" : " FAILED" }'
+          END { printf "rpmp workload=%s size=%s server_threads=%s connections=%s procs=%d threads=%d ops_per_s=%.0f MBps=%.1f p50_us=%s p99_us=%s server_cpu_pct=%s server_threads_cpu_pct=%s server_cpu_measured_pct=%s machine_busy_measured_pct=%s errors=%d%s\n",
+                  w, size, s, cn, c, t, ops, mb, p50, p99, cpu, pt, cw, mb_pct, err, (n == c && !fail) ? "" : " FAILED" }'
         grep -h "first error" "$work"/bench-*.out | head -1 || true
         rm -f "$work"/bench-*.out
       done
     done
+    done
   done
+  unset RPMP_CLIENT_CONNECTIONS
   kill "$spid"; wait "$spid" 2>/dev/null || true
 done
 
@@ -208,11 +217,15 @@ done
 if [ -n "$ycsb_threads" ]; then
   widest=${shards##* }
   start_server "$widest" "$work/server-ycsb.log"
+  for cn in $connections; do
+  if [ "$cn" = default ]; then unset RPMP_CLIENT_CONNECTIONS; else export RPMP_CLIENT_CONNECTIONS=$cn; fi
   for t in $ycsb_threads; do
-    echo "== ycsb server_threads=$widest threads=$t"
+    echo "== ycsb server_threads=$widest connections=$cn threads=$t"
     "$bin/rpmp-kv-bench" --provider "$provider" --target "rpmp=rpmp:127.0.0.1:$port" \
       --target "redis=redis:127.0.0.1:$rr" --workloads C,B --sizes 4k --keys "$ycsb_keys" \
       --threads "$t" --seconds "$seconds" 2>&1 | grep -v "^load " || echo "ycsb threads=$t FAILED"
   done
+  done
+  unset RPMP_CLIENT_CONNECTIONS
   kill "$spid"; wait "$spid" 2>/dev/null || true
 fi

@@ -170,6 +170,50 @@ TEST_CASE("clients with fewer connections than shards spread over every shard") 
     }
 }
 
+TEST_CASE("a client asking for more connections than shards opens several per shard") {
+  // 5 connections to 2 shards go round them: shard 0 gets 3 (the primary first), shard
+  // 1 gets 2, each its own session; 5 threads, one per connection, write and read back.
+  ServerProcess server("512m", {"--data-threads", "2"});
+  REQUIRE(server.Start());
+  ClientOptions o;
+  o.timeout = std::chrono::seconds(10);
+  o.name = "wide";
+  o.connections = 5;
+  auto connected = Client::Connect(server.address(), o);
+  REQUIRE(connected.ok());
+  std::unique_ptr<Client> client = std::move(connected).value();
+  CHECK(Count(server.Log(), "client 'wide'") == 5);
+  CHECK(Count(server.Log(), "opened on shard 0:") == 3);
+  CHECK(Count(server.Log(), "opened on shard 1:") == 2);
+  std::vector<std::thread> threads;
+  std::atomic<int> failures{0};
+  for (int t = 0; t < 5; t++)
+    threads.emplace_back([&, t] {
+      for (int i = 0; i < 20; i++) {
+        std::string key = "w-" + std::to_string(t) + "-" + std::to_string(i);
+        std::string v = ValueFor(t * 100 + i);
+        if (!client->Put("wide-ns", key, v.data(), v.size()).ok()) failures++;
+        StatusOr<std::string> got = client->Get("wide-ns", key);
+        if (!got.ok() || *got != v) failures++;
+      }
+    });
+  for (std::thread& th : threads) th.join();
+  CHECK(failures == 0);
+  // One shard: an explicit count still gives that many sessions, all on shard 0.
+  ServerProcess single("256m", {"--data-threads", "1"});
+  REQUIRE(single.Start());
+  o.name = "wide-single";
+  o.connections = 3;
+  auto one = Client::Connect(single.address(), o);
+  REQUIRE(one.ok());
+  CHECK(Count(single.Log(), "client 'wide-single'") == 3);
+  std::string v = ValueFor(7);
+  REQUIRE((*one)->Put("wide-ns", "k", v.data(), v.size()).ok());
+  StatusOr<std::string> got = (*one)->Get("wide-ns", "k");
+  REQUIRE(got.ok());
+  CHECK(*got == v);
+}
+
 TEST_CASE("kill -9 of a 2-shard server mid-stream loses no acknowledged record") {
   ServerProcess server("512m", {"--data-threads", "2"});
   REQUIRE(server.Start());

@@ -77,13 +77,16 @@ ClientImpl::ShardConnections ClientImpl::OpenShards(Connection* primary, const C
   ShardConnections out;
   const std::vector<std::string>& addresses = primary->shard_addresses();
   size_t n = addresses.size();
-  if (n <= 1) return out;
-  size_t want = std::min<size_t>(options.connections == 0 ? 4 : options.connections, n);
-  size_t start = want == n ? 0 : std::random_device{}() % n;
+  // By default one connection per shard, at most 4; a number asked for explicitly may
+  // exceed the shards: the extra connections go round the shards again, each with its
+  // own endpoint and session, so that calling threads share endpoints less.
+  size_t want = options.connections == 0 ? std::min<size_t>(4, n) : options.connections;
+  if (n == 0 || want <= 1) return out;
+  size_t start = want >= n ? 0 : std::random_device{}() % n;
   out.primary_carries_calls = false;
   for (size_t k = 0; k < want; k++) {
     size_t i = (start + k) % n;
-    if (i == 0) {
+    if (i == 0 && k < n) {  // the primary is shard 0's first connection
       out.primary_carries_calls = true;
       continue;
     }

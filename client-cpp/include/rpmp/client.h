@@ -64,7 +64,9 @@ struct ClientOptions {
   // than shards, calls use consecutive shards from a random first one, so that clients
   // spread over all of them. Each calling thread keeps to one connection, so its calls
   // stay in order. 0: one per shard, at most 4, unless $RPMP_CLIENT_CONNECTIONS sets a
-  // number; 1: one connection.
+  // number; 1: one connection. A number above the shards opens several connections per
+  // shard (round the shards again), each with its own endpoint and session, so that
+  // many calling threads share endpoints less (docs/sharding.md).
   uint32_t connections = 0;
 };
 
