@@ -69,7 +69,7 @@ echo "== setup: cores=$cores mem=$(awk '/MemTotal/ {printf "%.0fGiB", $2/1048576
   "kernel=$(uname -r) libfabric=$(fi_info --version | awk '/^libfabric:/ {print $2}')" \
   "$(redis-server --version | cut -d' ' -f1-3) provider=$provider shards=\"$shards\"" \
   "procs=\"$procs\" connections=\"$connections\" threads=\"$threads\" depth=$depth seconds=$seconds ycsb_threads=\"$ycsb_threads\"" \
-  "server_threads_flag=${shard_flag:-none}"
+  "server_threads_flag=${shard_flag:-none} server_args=\"${SCALE_SERVER_ARGS:-}\" client_poll_us=${RPMP_CLIENT_POLL_US:-0}"
 
 # ---- peers and limits ----------------------------------------------------------------
 # pingpong PROVIDER SIZE: fi_pingpong rdm on loopback; prints usec per transfer (one way).
@@ -148,7 +148,7 @@ start_server() {
   rm -f "$pool"
   [ -n "$shard_flag" ] && extra=("$shard_flag" "$1")
   PMEM_IS_PMEM_FORCE=1 "$bin/rpmp-server" --listen "127.0.0.1:$port" --pool "$pool:${SCALE_POOL_SIZE:-4G}" \
-    --provider "$provider" "${extra[@]}" >"$2" 2>&1 &
+    --provider "$provider" "${extra[@]}" ${SCALE_SERVER_ARGS:-} >"$2" 2>&1 &
   spid=$!
   bench_pids+=($spid)
   wait_for "rpmp-server" 60 grep -q "rpmp-server ready" "$2"

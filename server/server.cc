@@ -174,6 +174,10 @@ void Server::RegisterMetrics() {
                   [this] { return static_cast<double>(shards_.size() * config_.recv_slots); });
   r->AddGaugeFunc("rpmp_server_data_shards", "Data shards (endpoints with a progress thread each).", "",
                   [this] { return static_cast<double>(shards_.size()); });
+  for (const std::unique_ptr<Shard>& shard : shards_)
+    r->AddCounterFunc("rpmp_server_shard_replies_total",
+                      "Requests answered, by the data shard whose endpoint received them.",
+                      "shard=\"" + std::to_string(shard->index) + "\"", read(shard->replies));
   r->AddGaugeFunc("rpmp_server_sessions", "Client sessions (peers that said hello).", "",
                   [this] { return static_cast<double>(session_count_.load()); });
   SessionStats& ss = sessions_->stats();  // the table lives as long as the server
@@ -396,6 +400,7 @@ void Server::Reply(Slot* s) {
     return Reply(s);
   }
   if (s->resp.h.status != 0) counters_.errors.fetch_add(1, std::memory_order_relaxed);
+  if (s->shard != nullptr) s->shard->replies.fetch_add(1, std::memory_order_relaxed);
   if (metrics_ != nullptr) {
     metrics_->OnReply(s->req.h.op, s->resp.h.status, s->started);
     // Sessions begin at HELLO and end at BYE or idle expiry (ExpireSessions).

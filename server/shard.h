@@ -8,6 +8,7 @@
 // guard is under Server::sessions_mu_. Internal to server/ (Server only).
 #pragma once
 
+#include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <memory>
@@ -34,6 +35,7 @@ struct Shard {
   std::unordered_map<Slot*, std::unique_ptr<Slot>> abandoned;  // progress thread
   std::unordered_map<PeerAddr, uint32_t> stalled_peers;  // abandoned transfers per peer (same)
   std::thread progress;
+  std::atomic<uint64_t> replies{0};  // requests answered through this shard (metrics)
 };
 
 }  // namespace rpmp

@@ -3,8 +3,10 @@
 
 #include <dirent.h>
 #include <fcntl.h>
+#include <netinet/in.h>
 #include <poll.h>
 #include <sys/prctl.h>
+#include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -188,6 +190,32 @@ int RunTool(const std::vector<std::string>& argv_in, const std::string& input, s
   if (err) *err = ReadFile(err_path);
   for (auto& p : {in_path, out_path, err_path}) std::remove(p.c_str());
   return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+double ScrapeMetric(int port, const std::string& name) {
+  int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  if (fd < 0) return -1;
+  sockaddr_in sa{};
+  sa.sin_family = AF_INET;
+  sa.sin_port = htons(static_cast<uint16_t>(port));
+  sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  if (::connect(fd, reinterpret_cast<sockaddr*>(&sa), sizeof(sa)) != 0) {
+    ::close(fd);
+    return -1;
+  }
+  std::string req = "GET /metrics HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n", body;
+  (void)!::write(fd, req.data(), req.size());
+  char buf[4096];
+  pollfd p{fd, POLLIN, 0};
+  while (::poll(&p, 1, 2000) > 0) {
+    ssize_t n = ::read(fd, buf, sizeof(buf));
+    if (n <= 0) break;
+    body.append(buf, static_cast<size_t>(n));
+  }
+  ::close(fd);
+  size_t at = body.find("\n" + name + " ");
+  if (at == std::string::npos) return -1;
+  return std::stod(body.substr(at + name.size() + 2));
 }
 
 }  // namespace rpmp::testing

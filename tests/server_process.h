@@ -64,4 +64,9 @@ class ServerProcess {
 int RunTool(const std::vector<std::string>& argv, const std::string& input, std::string* out,
             std::string* err);
 
+// GET http://127.0.0.1:port/metrics (an rpmp-server's --metrics-listen): the value of
+// the series `name` as printed, labels included (e.g. rpmp_server_shard_replies_total{shard="1"});
+// -1 when absent or unreachable.
+double ScrapeMetric(int port, const std::string& name);
+
 }  // namespace rpmp::testing

@@ -3,7 +3,6 @@
 // code (hostile_peer.h) sends HELLOs no honest client sends to a real rpmp-server
 // process; each case checks the server refuses or bounds them and that an honest
 // client is still served.
-#include <poll.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -14,7 +13,6 @@
 #include <string>
 #include <thread>
 
-#include "common/tcp_connect.h"
 #include "rpmp/client.h"
 #include "tests/hostile_peer.h"
 #include "tests/poll.h"
@@ -67,24 +65,7 @@ void ExpectServes(const ServerProcess& server, const std::string& secret) {
   CHECK(*(*c)->Get("ok", "k") == "v");
 }
 
-// GET http://127.0.0.1:port/metrics, the value of `name` (-1 when absent or unreachable).
-double Metric(int port, const std::string& name) {
-  TcpConnectResult r = ConnectTcp("127.0.0.1", std::to_string(port), std::chrono::seconds(2));
-  if (r.fd < 0) return -1;
-  std::string req = "GET /metrics HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n", body;
-  (void)!write(r.fd, req.data(), req.size());
-  char buf[4096];
-  pollfd p{r.fd, POLLIN, 0};
-  while (::poll(&p, 1, 2000) > 0) {
-    ssize_t n = read(r.fd, buf, sizeof(buf));
-    if (n <= 0) break;
-    body.append(buf, static_cast<size_t>(n));
-  }
-  close(r.fd);
-  size_t at = body.find("\n" + name + " ");
-  if (at == std::string::npos) return -1;
-  return std::stod(body.substr(at + name.size() + 2));
-}
+double Metric(int port, const std::string& name) { return testing::ScrapeMetric(port, name); }
 
 // Polls `metric` until it is at most `want`, up to `limit`; returns the last value.
 double AwaitAtMost(int port, const std::string& metric, double want, std::chrono::milliseconds limit) {

@@ -144,12 +144,15 @@ class ClientImpl : public Client {
   // `polling` (taken before the submission) and sleeps.
   void Await(CallLatch& done, Connection::PollingScope* polling);
 
-  // The calling thread's connection: one of lanes_, by a per-thread index.
+  // The calling thread's connection: one of lanes_, by a per-thread index plus this
+  // client's random first_lane_ (so that processes with fewer threads than lanes do not
+  // all use the same first few shards).
   Connection* Pick() const;
 
   std::unique_ptr<Connection> conn_;  // to the address given (data shard 0)
   std::vector<std::unique_ptr<Connection>> shards_;  // to other shards (closed before conn_)
   std::vector<Connection*> lanes_;  // those that carry calls: conn_ and/or shards_; never empty
+  uint32_t first_lane_ = 0;         // random, set once lanes_ is
   ClientOptions options_;
   WriteIdMinter ids_;
   HelperThreads helpers_;  // last: waited for before conn_ goes

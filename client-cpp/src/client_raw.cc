@@ -71,6 +71,7 @@ ClientImpl::ClientImpl(std::unique_ptr<Connection> conn, ShardConnections shards
     : conn_(std::move(conn)), shards_(std::move(shards.extra)), options_(options) {
   if (shards.primary_carries_calls || shards_.empty()) lanes_.push_back(conn_.get());
   for (const std::unique_ptr<Connection>& c : shards_) lanes_.push_back(c.get());
+  if (lanes_.size() > 1) first_lane_ = static_cast<uint32_t>(std::random_device{}() % lanes_.size());
 }
 
 ClientImpl::ShardConnections ClientImpl::OpenShards(Connection* primary, const ClientOptions& options) {
@@ -105,7 +106,7 @@ Connection* ClientImpl::Pick() const {
   if (lanes_.size() == 1) return lanes_[0];
   static std::atomic<uint32_t> next_thread{0};
   thread_local uint32_t mine = next_thread.fetch_add(1, std::memory_order_relaxed);
-  return lanes_[mine % lanes_.size()];
+  return lanes_[(mine + first_lane_) % lanes_.size()];
 }
 
 Connection::SessionCounts ClientImpl::session_counts() const {
