@@ -24,7 +24,8 @@
 #        SCALE_DEPTH (1), SCALE_SECONDS (3), SCALE_POOL_SIZE (4G),
 #        SCALE_PINGPONG_ITERS (20000), SCALE_REDIS_REQUESTS (200000 per run),
 #        SCALE_PROVIDER (the server's and clients' provider; default tcp;ofi_rxm, the
-#        servers' default; auto or net to compare), SCALE_YCSB_THREADS (rpmp-kv-bench
+#        servers' default; auto or net to compare), SCALE_SERVER_ARGS (more rpmp-server
+#        flags, e.g. --busy-poll), SCALE_YCSB_THREADS (rpmp-kv-bench
 #        YCSB C and B, 4 KiB, against the widest server and Redis at each thread count;
 #        default "1 4 16 32"; empty: skip), SCALE_YCSB_KEYS (100000)
 set -euo pipefail
