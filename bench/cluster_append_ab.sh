@@ -9,14 +9,19 @@
 #
 #   bench/cluster_append_ab.sh OLD_REPO OLD_BUILD [ROUNDS=6] [SIZE=6k] [THREADS=1] [DEPTH=8]
 # OLD_REPO: an older checkout (its deploy/local-cluster.sh); OLD_BUILD: its build dir.
-# Ports: RPMP_BASE_PORT (default 7600) for the new cluster, +100 for the old.
+# Ports: two reserved blocks (tests/lib/port_block.sh), one per cluster.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 new_repo=$(cd "$here/.." && pwd) new_build=${RPMP_BUILD:-$new_repo/build}
 old_repo=${1:?usage: cluster_append_ab.sh OLD_REPO OLD_BUILD [ROUNDS] [SIZE] [THREADS] [DEPTH]}
 old_build=${2:?usage: cluster_append_ab.sh OLD_REPO OLD_BUILD [ROUNDS] [SIZE] [THREADS] [DEPTH]}
 rounds=${3:-6} size=${4:-6k} threads=${5:-1} depth=${6:-8}
-base=${RPMP_BASE_PORT:-7600}
+# shellcheck source=../tests/lib/port_block.sh
+source "$here/../tests/lib/port_block.sh"
+reserve_port_block || { echo "cluster_append_ab: no free port block" >&2; exit 1; }
+new_base=$PORT_BLOCK
+reserve_port_block || { PORT_BLOCK=$new_base release_port_block; echo "cluster_append_ab: no free port block" >&2; exit 1; }
+old_base=$PORT_BLOCK
 for f in "$new_build/bin/rpmp-bench" "$old_build/bin/rpmp-bench" "$old_repo/deploy/local-cluster.sh"; do
   [ -e "$f" ] || { echo "cluster_append_ab: $f is missing" >&2; exit 1; }
 done
@@ -27,12 +32,18 @@ export RPMP_PROXY_FLAGS=${RPMP_PROXY_FLAGS:---heartbeat-timeout 30s --suspect-af
 cluster() {
   local label=$1; shift
   if [ "$label" = new ]; then
-    RPMP_BASE_PORT=$base RPMP_RUN_DIR=$work/new RPMP_BIN_DIR=$new_build/bin "$new_repo/deploy/local-cluster.sh" "$@"
+    RPMP_BASE_PORT=$new_base RPMP_RUN_DIR=$work/new RPMP_BIN_DIR=$new_build/bin "$new_repo/deploy/local-cluster.sh" "$@"
   else
-    RPMP_BASE_PORT=$((base + 100)) RPMP_RUN_DIR=$work/old RPMP_BIN_DIR=$old_build/bin "$old_repo/deploy/local-cluster.sh" "$@"
+    RPMP_BASE_PORT=$old_base RPMP_RUN_DIR=$work/old RPMP_BIN_DIR=$old_build/bin "$old_repo/deploy/local-cluster.sh" "$@"
   fi
 }
-cleanup() { cluster new stop --wipe >/dev/null 2>&1 || true; cluster old stop --wipe >/dev/null 2>&1 || true; rm -rf "$work"; }
+cleanup() {
+  cluster new stop --wipe >/dev/null 2>&1 || true
+  cluster old stop --wipe >/dev/null 2>&1 || true
+  rm -rf "$work"
+  PORT_BLOCK=$new_base release_port_block
+  PORT_BLOCK=$old_base release_port_block
+}
 trap cleanup EXIT
 for label in new old; do
   cluster $label start --tls >"$work/$label-start.log" 2>&1 || { cat "$work/$label-start.log" >&2; exit 1; }
