@@ -81,7 +81,8 @@ ClientImpl::ShardConnections ClientImpl::OpenShards(Connection* primary, const C
   // By default one connection per shard, at most 4; a number asked for explicitly may
   // exceed the shards: the extra connections go round the shards again, each with its
   // own endpoint and session, so that calling threads share endpoints less.
-  size_t want = options.connections == 0 ? std::min<size_t>(4, n) : options.connections;
+  size_t want = options.connections == 0 ? std::min<size_t>(4, n)
+                                         : std::min<size_t>(options.connections, wire::kMaxShards);
   if (n == 0 || want <= 1) return out;
   size_t start = want >= n ? 0 : std::random_device{}() % n;
   out.primary_carries_calls = false;

@@ -28,7 +28,7 @@ extern "C" {
 
 JNIEXPORT jlong JNICALL Java_io_rpmp_client_NativeClient_nativeConnect(
     JNIEnv* env, jclass, jbyteArray server, jbyteArray provider, jlong timeout_ms, jbyteArray name,
-    jlong buffer_cache_bytes, jint max_inflight, jbyteArray secret, jbyteArray token) {
+    jlong buffer_cache_bytes, jint max_inflight, jint connections, jbyteArray secret, jbyteArray token) {
   RPMP_JNI_TRY
   rpmp::ClientOptions options;
   options.secret = ToString(env, secret);  // empty: librpmp reads $RPMP_SECRET_FILE
@@ -38,6 +38,7 @@ JNIEXPORT jlong JNICALL Java_io_rpmp_client_NativeClient_nativeConnect(
   options.name = ToString(env, name);
   options.buffer_cache_bytes = static_cast<size_t>(buffer_cache_bytes);
   options.max_inflight = static_cast<uint32_t>(max_inflight);
+  options.connections = static_cast<uint32_t>(connections);
   auto client = rpmp::Client::Connect(ToString(env, server), options);
   if (ThrowIfError(env, client.status())) return 0;
   return NewHandle(std::move(client.value()));
@@ -47,7 +48,7 @@ JNIEXPORT jlong JNICALL Java_io_rpmp_client_NativeClient_nativeConnect(
 // Cluster mode: proxies is "HOST:PORT[,HOST:PORT]" (empty = RPMP_PROXIES).
 JNIEXPORT jlong JNICALL Java_io_rpmp_client_NativeClient_nativeConnectCluster(
     JNIEnv* env, jclass, jbyteArray proxies, jbyteArray provider, jlong timeout_ms, jbyteArray name,
-    jlong buffer_cache_bytes, jint max_inflight, jlong retry_for_ms, jlong proxy_timeout_ms,
+    jlong buffer_cache_bytes, jint max_inflight, jint connections, jlong retry_for_ms, jlong proxy_timeout_ms,
     jint replicas, jint min_replicas, jlong ttl_seconds, jbyteArray secret, jbyteArray token) {
   RPMP_JNI_TRY
   rpmp::ClusterOptions options;
@@ -58,6 +59,7 @@ JNIEXPORT jlong JNICALL Java_io_rpmp_client_NativeClient_nativeConnectCluster(
   options.client.name = ToString(env, name);
   options.client.buffer_cache_bytes = static_cast<size_t>(buffer_cache_bytes);
   options.client.max_inflight = static_cast<uint32_t>(max_inflight);
+  options.client.connections = static_cast<uint32_t>(connections);
   options.retry_for = std::chrono::milliseconds(retry_for_ms);
   options.proxy_timeout = std::chrono::milliseconds(proxy_timeout_ms);
   options.namespace_defaults.replicas = static_cast<uint32_t>(replicas);

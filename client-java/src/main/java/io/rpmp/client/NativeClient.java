@@ -57,7 +57,7 @@ final class NativeClient {
     long h =
         nativeConnect(
             utf8(server), utf8(o.provider()), o.timeout().toMillis(), utf8(o.name()),
-            o.bufferCacheBytes(), o.maxInflight(), o.secret(), utf8(o.token()));
+            o.bufferCacheBytes(), o.maxInflight(), o.connections(), o.secret(), utf8(o.token()));
     return new NativeClient(server, h, o.timeout().toMillis());
   }
 
@@ -66,7 +66,7 @@ final class NativeClient {
     long h =
         nativeConnectCluster(
             utf8(proxies), utf8(o.provider()), o.timeout().toMillis(), utf8(o.name()),
-            o.bufferCacheBytes(), o.maxInflight(), o.retryFor().toMillis(),
+            o.bufferCacheBytes(), o.maxInflight(), o.connections(), o.retryFor().toMillis(),
             o.proxyTimeout().toMillis(), o.defaultReplicas(), o.defaultMinReplicas(),
             o.defaultTtl().getSeconds(), o.secret(), utf8(o.token()));
     // Calls may retry for retryFor: close() waits that long for async calls too.
@@ -236,11 +236,11 @@ final class NativeClient {
 
   private static native long nativeConnect(
       byte[] server, byte[] provider, long timeoutMs, byte[] name, long bufferCacheBytes,
-      int maxInflight, byte[] secret, byte[] token) throws RpmpException;
+      int maxInflight, int connections, byte[] secret, byte[] token) throws RpmpException;
 
   private static native long nativeConnectCluster(
       byte[] proxies, byte[] provider, long timeoutMs, byte[] name, long bufferCacheBytes,
-      int maxInflight, long retryForMs, long proxyTimeoutMs, int replicas, int minReplicas,
+      int maxInflight, int connections, long retryForMs, long proxyTimeoutMs, int replicas, int minReplicas,
       long ttlSeconds, byte[] secret, byte[] token) throws RpmpException;
 
   private static native void nativeClose(long h);

@@ -11,6 +11,7 @@ public final class RpmpClientOptions {
   private String name = "rpmp-java";
   private long bufferCacheBytes = 256L << 20;
   private int maxInflight = 64;
+  private int connections = 0;
   private byte[] secret = new byte[0];
   private String token = "";
   // Cluster mode only (connectCluster); defaults match librpmp's ClusterOptions.
@@ -54,6 +55,20 @@ public final class RpmpClientOptions {
   /** Requests in flight at once (capped by the server). */
   public RpmpClientOptions maxInflight(int n) {
     this.maxInflight = n;
+    return this;
+  }
+
+  /**
+   * Connections to each server's data shards (docs/sharding.md): 0 (the default) = one per
+   * shard, at most 4, unless the environment variable RPMP_CLIENT_CONNECTIONS sets a number;
+   * a number above the shards opens several per shard. Each calling thread keeps to one
+   * connection, so its calls stay in order. 0 to 64.
+   */
+  public RpmpClientOptions connections(int n) {
+    if (n < 0 || n > 64) {
+      throw new IllegalArgumentException("connections must be 0 (automatic) to 64, not " + n);
+    }
+    this.connections = n;
     return this;
   }
 
@@ -142,6 +157,10 @@ public final class RpmpClientOptions {
 
   public int maxInflight() {
     return maxInflight;
+  }
+
+  public int connections() {
+    return connections;
   }
 
   /** The tenant token (empty when none was set). */

@@ -78,6 +78,11 @@ final class RpmpServerProcess implements AutoCloseable {
     return process;
   }
 
+  /** What the server has logged so far. */
+  String log() throws IOException {
+    return Files.readString(logFile);
+  }
+
   private void awaitListening() throws IOException, InterruptedException {
     long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
     while (System.nanoTime() < deadline) {

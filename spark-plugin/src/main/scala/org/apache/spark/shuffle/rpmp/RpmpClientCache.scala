@@ -63,6 +63,7 @@ private[spark] class RpmpClientCache(conf: RpmpConf, clientName: String) extends
             .provider(conf.provider)
             .timeout(Duration.ofMillis(conf.timeoutMs))
             .name(clientName)
+            .connections(conf.connections)
             .retryFor(Duration.ofMillis(conf.retryForMs))
             // Namespaces recreated by a straggling write after their deletion still expire.
             .namespaceDefaults(conf.replicas, 0, Duration.ofSeconds(conf.ttlSeconds))

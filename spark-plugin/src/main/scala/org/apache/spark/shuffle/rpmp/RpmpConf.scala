@@ -91,7 +91,8 @@ private[spark] case class RpmpConf(
     bypassChunkBytes: Int = 192 << 10,
     authSecret: RpmpSecret = RpmpSecret.None,
     minFreeBytes: Long = 16L << 20,
-    placementGroups: Int = 0) {
+    placementGroups: Int = 0,
+    connections: Int = 0) {
 
   def clusterMode: Boolean = proxies.nonEmpty
 
@@ -118,6 +119,7 @@ private[spark] object RpmpConf {
   val BypassChunkSizeKey = "spark.rpmp.writer.bypassChunkSize"
   val MinFreeSpaceKey = "spark.rpmp.minFreeSpace"
   val PlacementGroupsKey = "spark.rpmp.placementGroups"
+  val ConnectionsKey = "spark.rpmp.client.connections"
   // Security (docs/security.md). The secret's key contains "secret", so Spark's default
   // spark.redaction.regex hides its value in the UI and event logs.
   val AuthSecretKey = "spark.rpmp.auth.secret"
@@ -173,6 +175,9 @@ private[spark] object RpmpConf {
     require(minFree >= 0, s"$MinFreeSpaceKey must be >= 0")
     val groups = conf.getInt(PlacementGroupsKey, 0)
     require(groups >= 0 && groups <= 4096, s"$PlacementGroupsKey must be in [0, 4096] (0 = auto), got $groups")
+    val connections = conf.getInt(ConnectionsKey, 0)
+    require(connections >= 0 && connections <= 64,
+      s"$ConnectionsKey must be in [0, 64] (0 = one per data shard, at most 4), got $connections")
     val authSecret = readSecret(conf)
     RpmpConf(
       servers = servers,
@@ -193,7 +198,8 @@ private[spark] object RpmpConf {
       bypassChunkBytes = bypassChunk.toInt,
       authSecret = authSecret,
       minFreeBytes = minFree,
-      placementGroups = groups)
+      placementGroups = groups,
+      connections = connections)
   }
 
   /**

@@ -23,6 +23,18 @@ class RpmpConfTest {
     assertEquals(WriterPath.Auto, c.writerPath)
     assertEquals(192 << 10, c.bypassChunkBytes)
     assertEquals(16L << 20, c.minFreeBytes)
+    assertEquals(0, c.connections)
+  }
+
+  @Test
+  def clientConnections(): Unit = {
+    val base = new SparkConf(false).set(RpmpConf.ServerKey, "h:1")
+    assertEquals(6, RpmpConf(base.clone.set(RpmpConf.ConnectionsKey, "6")).connections)
+    for (bad <- Seq("-1", "65")) {
+      val e = assertThrows(classOf[IllegalArgumentException], () =>
+        RpmpConf(base.clone.set(RpmpConf.ConnectionsKey, bad)))
+      assertTrue(e.getMessage.contains(s"spark.rpmp.client.connections must be in [0, 64]"), e.getMessage)
+    }
   }
 
   @Test
