@@ -7,11 +7,17 @@
 # whether a Spark job's difference between builds (bench/spark/run-jvm-bench.sh
 # --old-build) lies in librpmp, the servers and the wire, or on the JVM side.
 #
-#   bench/cluster_append_ab.sh OLD_REPO OLD_BUILD [ROUNDS=6] [SIZE=6k] [THREADS=1] [DEPTH=8]
+#   bench/cluster_append_ab.sh [--java] OLD_REPO OLD_BUILD [ROUNDS=6] [SIZE=6k] [THREADS=1] [DEPTH=8]
 # OLD_REPO: an older checkout (its deploy/local-cluster.sh); OLD_BUILD: its build dir.
+# --java: the appends go through each build's Java client instead (bench/java/AppendBench.java
+# run with OLD_REPO's / this checkout's client-java/target/rpmp-client-*.jar: JNI, futures and
+# all, as a Spark map task uses it; one thread, SIZE in bytes or k), reporting the JVM's CPU
+# per append.
 # Ports: two reserved blocks (tests/lib/port_block.sh), one per cluster.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
+java_mode=0
+if [ "${1:-}" = "--java" ]; then java_mode=1; shift; fi
 new_repo=$(cd "$here/.." && pwd) new_build=${RPMP_BUILD:-$new_repo/build}
 old_repo=${1:?usage: cluster_append_ab.sh OLD_REPO OLD_BUILD [ROUNDS] [SIZE] [THREADS] [DEPTH]}
 old_build=${2:?usage: cluster_append_ab.sh OLD_REPO OLD_BUILD [ROUNDS] [SIZE] [THREADS] [DEPTH]}
@@ -25,6 +31,13 @@ old_base=$PORT_BLOCK
 for f in "$new_build/bin/rpmp-bench" "$old_build/bin/rpmp-bench" "$old_repo/deploy/local-cluster.sh"; do
   [ -e "$f" ] || { echo "cluster_append_ab: $f is missing" >&2; exit 1; }
 done
+if [ $java_mode = 1 ]; then
+  new_jar=$(ls "$new_repo"/client-java/target/rpmp-client-*.jar 2>/dev/null | head -1)
+  old_jar=$(ls "$old_repo"/client-java/target/rpmp-client-*.jar 2>/dev/null | head -1)
+  [ -n "$new_jar" ] && [ -n "$old_jar" ] || { echo "cluster_append_ab: --java needs both builds' client-java/target/rpmp-client-*.jar (-DRPMP_JAVA=ON)" >&2; exit 1; }
+  command -v java >/dev/null || { echo "cluster_append_ab: java is missing" >&2; exit 1; }
+  bytes=$(awk -v s="$size" 'BEGIN { n = s + 0; print (s ~ /k$/) ? n * 1024 : n }')
+fi
 work=$(mktemp -d /tmp/rpmp-append-ab.XXXXXX)
 export RPMP_POOL_SIZE=${RPMP_POOL_SIZE:-1g}
 export RPMP_PROXY_FLAGS=${RPMP_PROXY_FLAGS:---heartbeat-timeout 30s --suspect-after 15s --heartbeat-interval 1s --session-ttl 10}
@@ -49,7 +62,7 @@ for label in new old; do
   cluster $label start --tls >"$work/$label-start.log" 2>&1 || { cat "$work/$label-start.log" >&2; exit 1; }
   cluster $label status >"$work/$label-status.log" 2>&1
 done
-echo "== cluster append A/B: new $(git -C "$new_repo" log -1 --format=%h) against old $(git -C "$old_repo" log -1 --format=%h)" \
+echo "== cluster append A/B ($([ $java_mode = 1 ] && echo "Java client" || echo "C++ rpmp-bench")): new $(git -C "$new_repo" log -1 --format=%h) against old $(git -C "$old_repo" log -1 --format=%h)" \
   "size=$size threads=$threads depth=$depth rounds=$rounds cores=$(nproc) load=$(cut -d' ' -f1 /proc/loadavg)"
 # bench LABEL: one 3 s append run; retries while the proxies still hold the last run's
 # namespace as deleted-not-acknowledged (old builds exit on that).
@@ -58,14 +71,19 @@ bench() {
   [ "$label" = old ] && bin=$old_build/bin
   env_lines=$(grep -hE "^(RPMP_PROXIES|RPMP_SECRET_FILE|RPMP_TLS_DIR)=" "$work/$label-status.log" "$work/$label-start.log" | sort -u)
   for try in $(seq 20); do
-    out=$(env $env_lines "$bin/rpmp-bench" --replicas 1 --workloads append --sizes "$size" \
-      --threads "$threads" --depth "$depth" --seconds 3 2>&1) || true
+    if [ $java_mode = 1 ]; then
+      local jar=$new_jar; [ "$label" = old ] && jar=$old_jar
+      out=$(env $env_lines java -cp "$jar" "$here/java/AppendBench.java" "$bytes" "$depth" 3 2>&1) || true
+    else
+      out=$(env $env_lines "$bin/rpmp-bench" --replicas 1 --workloads append --sizes "$size" \
+        --threads "$threads" --depth "$depth" --seconds 3 2>&1) || true
+    fi
     grep -q "have not acknowledged" <<<"$out" || break
     sleep 0.5
   done
-  line=$(grep -E '^workload=append' <<<"$out" || true)
+  line=$(grep -E '^(workload=append|java_append)' <<<"$out" || true)
   [ -n "$line" ] || { echo "$label FAILED: $(tail -2 <<<"$out")"; return 1; }
-  echo "$label $(grep -oE '(ops_per_s|client_cpu_us_per_op|p50_us|p99_us|errors)=[0-9.]+' <<<"$line" | tr '\n' ' ')"
+  echo "$label $(grep -oE '(ops_per_s|client_cpu_us_per_op|jvm_cpu_us_per_op|p50_us|p99_us|errors)=[0-9.]+' <<<"$line" | tr '\n' ' ')"
 }
 for r in $(seq "$rounds"); do
   if [ $((r % 2)) = 1 ]; then bench old; bench new; else bench new; bench old; fi

@@ -47,11 +47,11 @@ if [ "$quick" -eq 0 ]; then
   # Every C++ test again, less the whole-system runs that the pass above covers and
   # that only time (not memory safety) would distinguish here: the fault campaigns,
   # Prometheus, the Debian packages, the deployment on network namespaces, the key-value
-  # benchmark, the Go tests, and the HELLO flood (a latency comparison; the hostile-input
+  # benchmark and the build A/B harness, the Go tests, and the HELLO flood (a latency comparison; the hostile-input
   # tests and session_fuzz_short run here).
   ASAN_OPTIONS=detect_leaks=0:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
     ctest --test-dir build-asan --output-on-failure -j 2 --timeout 900 \
-      -E "^(hello_flood_test|chaos_short|chaos_split_short|chaos_failed_seeds|prometheus_scrapes_local_cluster|debian_packages_install_and_run|deploy_guide_on_network_namespaces|kv_bench_smoke|proxy_go_test)$"
+      -E "^(hello_flood_test|chaos_short|chaos_split_short|chaos_failed_seeds|prometheus_scrapes_local_cluster|debian_packages_install_and_run|deploy_guide_on_network_namespaces|kv_bench_smoke|cluster_append_ab_smoke|proxy_go_test)$"
   phase "fuzz the wire decoder (libFuzzer, 60 s)"
   CC=clang CXX=clang++ BUILD_DIR=build-fuzz deploy/build.sh -DRPMP_FUZZ=ON
   mkdir -p build-fuzz/corpus
