@@ -3,7 +3,9 @@
 #   bench_eventlog.py record RESULT_JSON SHUFFLE ROUND EVENTS_DIR RESULTS_JSONL
 #       reads the application's event log (uncompressed, not rolling), prints one line
 #       (seconds, fetch wait, write time, bytes, GC, peak executor heap and execution
-#       memory) and appends the figures to RESULTS_JSONL
+#       memory, and the tasks' CPU in map and in reduce stages: Spark's Executor CPU
+#       Time summed, which counts the task threads only, not librpmp's or the JVM's
+#       other threads) and appends the figures to RESULTS_JSONL
 #   bench_eventlog.py summary RESULTS_JSONL
 #       medians per (job, partitions, shuffle), per-round ratios rpmp/sort (and
 #       rpmp/rpmp-old when an old build ran), and a check that every shuffle gave the
@@ -25,8 +27,9 @@ def event_log(events_dir, app_id):
 def metrics(path):
     m = dict(fetch_wait_ms=0, write_time_ms=0.0, shuffle_write_bytes=0, shuffle_read_bytes=0,
              gc_ms=0, tasks=0, failed_tasks=0, peak_heap_mb=0, peak_exec_mem_mb=0,
-             map_stage_s=0.0, reduce_stage_s=0.0)
+             map_stage_s=0.0, reduce_stage_s=0.0, map_cpu_s=0.0, reduce_cpu_s=0.0)
     stages = {}
+    task_cpu = {}  # stage id -> the CPU seconds of its tasks' threads
     with open(path) as f:
         for line in f:
             ev = json.loads(line)
@@ -37,6 +40,8 @@ def metrics(path):
                     m["failed_tasks"] += 1
                 tm = ev.get("Task Metrics") or {}
                 m["gc_ms"] += tm.get("JVM GC Time", 0)
+                sid = ev.get("Stage ID")
+                task_cpu[sid] = task_cpu.get(sid, 0.0) + tm.get("Executor CPU Time", 0) / 1e9
                 w = tm.get("Shuffle Write Metrics") or {}
                 m["shuffle_write_bytes"] += w.get("Shuffle Bytes Written", 0)
                 m["write_time_ms"] += w.get("Shuffle Write Time", 0) / 1e6
@@ -52,8 +57,11 @@ def metrics(path):
                 if "Submission Time" in info and "Completion Time" in info:
                     s = (info["Completion Time"] - info["Submission Time"]) / 1000.0
                     stages[info["Stage ID"]] = (s, bool(info.get("Parent IDs")))
-    for s, has_parent in stages.values():
+    for sid, (s, has_parent) in stages.items():
         m["reduce_stage_s" if has_parent else "map_stage_s"] += s
+        m["reduce_cpu_s" if has_parent else "map_cpu_s"] += task_cpu.get(sid, 0.0)
+    m["map_cpu_s"] = round(m["map_cpu_s"], 2)
+    m["reduce_cpu_s"] = round(m["reduce_cpu_s"], 2)
     m["write_time_ms"] = round(m["write_time_ms"])
     m["map_stage_s"] = round(m["map_stage_s"], 2)
     m["reduce_stage_s"] = round(m["reduce_stage_s"], 2)
@@ -67,18 +75,20 @@ def peak(m, em):
 
 
 FIELDS = ("seconds", "fetch_wait_ms", "write_time_ms", "shuffle_write_bytes",
-          "shuffle_read_bytes", "gc_ms", "peak_heap_mb", "peak_exec_mem_mb")
+          "shuffle_read_bytes", "gc_ms", "peak_heap_mb", "peak_exec_mem_mb", "map_cpu_s",
+          "reduce_cpu_s")
 
 
 def line_of(r):
     return ("job=%s partitions=%s shuffle=%s round=%s seconds=%.2f map_stage_s=%.2f "
             "reduce_stage_s=%.2f fetch_wait_ms=%d write_time_ms=%d shuffle_write_bytes=%d "
             "shuffle_read_bytes=%d gc_ms=%d peak_heap_mb=%d peak_exec_mem_mb=%d out_rows=%d "
-            "disorder=%d failed_tasks=%d"
+            "disorder=%d failed_tasks=%d map_cpu_s=%.2f reduce_cpu_s=%.2f"
             % (r["job"], r["partitions"], r["shuffle"], r["round"], r["seconds"],
                r["map_stage_s"], r["reduce_stage_s"], r["fetch_wait_ms"], r["write_time_ms"],
                r["shuffle_write_bytes"], r["shuffle_read_bytes"], r["gc_ms"], r["peak_heap_mb"],
-               r["peak_exec_mem_mb"], r["out_rows"], r.get("disorder", 0), r["failed_tasks"]))
+               r["peak_exec_mem_mb"], r["out_rows"], r.get("disorder", 0), r["failed_tasks"],
+               r.get("map_cpu_s", 0.0), r.get("reduce_cpu_s", 0.0)))
 
 
 def record(line, shuffle, rnd, events_dir, out):
@@ -107,7 +117,7 @@ def summary(path):
             sr = [r for r in rs if r["shuffle"] == s and r["round"] != "sweep"]
             if not sr:
                 continue
-            med[s] = {k: statistics.median(r[k] for r in sr) for k in FIELDS}
+            med[s] = {k: statistics.median(r.get(k, 0) for r in sr) for k in FIELDS}
             print("median job=%s partitions=%s shuffle=%s runs=%d %s"
                   % (job, parts, s, len(sr), " ".join("%s=%g" % (k, round(med[s][k], 2)) for k in FIELDS)))
         if "rpmp" in med and "sort" in med:
@@ -127,11 +137,14 @@ def summary(path):
                       for (s, k) in sorted(by) if s == "rpmp" and ("rpmp-old", k) in by]
             print("ratio job=%s partitions=%s rpmp/rpmp-old median_seconds=%.3f per_round=[%s]"
                   " fetch_wait=%d/%d ms write_time=%d/%d ms peak_heap=%d/%d MiB"
+                  " task_cpu_map=%.1f/%.1f s task_cpu_reduce=%.1f/%.1f s"
                   % (job, parts, med["rpmp"]["seconds"] / med["rpmp-old"]["seconds"],
                      " ".join("%.3f" % x for x in ratios),
                      med["rpmp"]["fetch_wait_ms"], med["rpmp-old"]["fetch_wait_ms"],
                      med["rpmp"]["write_time_ms"], med["rpmp-old"]["write_time_ms"],
-                     med["rpmp"]["peak_heap_mb"], med["rpmp-old"]["peak_heap_mb"]))
+                     med["rpmp"]["peak_heap_mb"], med["rpmp-old"]["peak_heap_mb"],
+                     med["rpmp"]["map_cpu_s"], med["rpmp-old"]["map_cpu_s"],
+                     med["rpmp"]["reduce_cpu_s"], med["rpmp-old"]["reduce_cpu_s"]))
     sweep = [r for r in rows if r["round"] == "sweep"]
     if sweep:
         print("heap sweep (agg on rpmp): " + " ".join(

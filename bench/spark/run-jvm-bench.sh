@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # JVM shuffle benchmark: RPMP's shuffle against Spark's own, in one run, alternating.
 # Starts a local RPMP cluster (deploy/local-cluster.sh: etcd, 2 proxies, 3 servers) on
-# RPMP_BASE_PORT (default 7800) with its own run dir, then for each job (terasort: orderBy
+# a reserved port block (or RPMP_BASE_PORT) with its own run dir, then for each job (terasort: orderBy
 # of ~100-byte rows; agg: groupBy(id % 1000003) sum/count; join: two tables joined on a
 # key) runs <build>/jars/rpmp-spark-bench.jar with spark-submit, --rounds times on each
 # shuffle, alternating which goes first. Prints its setup, one line per run (seconds, fetch
@@ -92,13 +92,30 @@ for f in "$jar" "$bench_jar" "$build/bin/rpmp-server" "$build/bin/rpmp-proxy"; d
 done
 spark_submit=${SPARK_SUBMIT:-$(command -v spark-submit || true)}
 [[ -x "$spark_submit" ]] || { echo "run-jvm-bench: spark-submit not found" >&2; exit 2; }
+# A pip-installed spark-submit finds its Spark through the python3 first on PATH: its own.
+export PATH="$(dirname "$spark_submit"):$PATH"
 py=$(dirname "$spark_submit")/python3
 [[ -x "$py" ]] || py=$(command -v python3)
 spark_home=$("$py" -c 'import os, pyspark; print(os.path.dirname(pyspark.__file__))' 2>/dev/null || true)
 
 work=$(mktemp -d /tmp/rpmp-jvm-bench.XXXXXX)
 mkdir -p "$work/events" "$work/local" "$work/jfr"
-export RPMP_BASE_PORT=${RPMP_BASE_PORT:-7800} RPMP_RUN_DIR="$work/cluster" RPMP_BIN_DIR="$build/bin"
+# Ports: RPMP_BASE_PORT (and +100 for the old build's cluster) when set, else reserved
+# blocks (tests/lib/port_block.sh), so that a run beside the test suite takes no port of it.
+# shellcheck source=../../tests/lib/port_block.sh
+source "$repo/tests/lib/port_block.sh"
+blocks=()
+if [[ -z "${RPMP_BASE_PORT:-}" ]]; then
+  reserve_port_block || { echo "run-jvm-bench: no free port block" >&2; exit 1; }
+  blocks+=("$PORT_BLOCK") RPMP_BASE_PORT=$PORT_BLOCK old_base=""
+  if [[ -n "$old_build" ]]; then
+    reserve_port_block || { echo "run-jvm-bench: no free port block" >&2; PORT_BLOCK=${blocks[0]} release_port_block; exit 1; }
+    blocks+=("$PORT_BLOCK") old_base=$PORT_BLOCK
+  fi
+else
+  old_base=$((RPMP_BASE_PORT + 100))
+fi
+export RPMP_BASE_PORT RPMP_RUN_DIR="$work/cluster" RPMP_BIN_DIR="$build/bin"
 # Each server holds a third of a shuffle (times the replicas); a run's namespaces go at its
 # end. Pools take RAM (/dev/shm) up front: no bigger than the largest job needs.
 export RPMP_POOL_SIZE=${RPMP_POOL_SIZE:-$(awk -v s="$scale" -v r="$replicas" \
@@ -112,7 +129,7 @@ export RPMP_PROXY_FLAGS=${RPMP_PROXY_FLAGS:---heartbeat-timeout 30s --suspect-af
 cluster_up=0 old_up=0 failed=0 app_ids=()
 # old_cluster ARGS...: the older checkout's local-cluster.sh on its own ports, run dir, binaries.
 old_cluster() {
-  RPMP_BASE_PORT=$((RPMP_BASE_PORT + 100)) RPMP_RUN_DIR="$work/old-cluster" RPMP_BIN_DIR="$old_build/bin" \
+  RPMP_BASE_PORT=$old_base RPMP_RUN_DIR="$work/old-cluster" RPMP_BIN_DIR="$old_build/bin" \
     RPMP_ISSUE_TOKENS=$((1 - peer_no_tokens)) "$old_repo/deploy/local-cluster.sh" "$@"
 }
 cleanup() {
@@ -122,6 +139,7 @@ cleanup() {
     for id in "${app_ids[@]}"; do [[ -n "$id" ]] && rm -rf "${spark_home:?}/work/$id"; done
   fi
   if [[ $keep -eq 1 || $failed -ne 0 || $jfr -eq 1 ]]; then echo "work dir kept: $work"; else rm -rf "$work"; fi
+  for b in "${blocks[@]}"; do PORT_BLOCK=$b release_port_block; done
 }
 trap cleanup EXIT
 trap 'exit 130' INT TERM
