@@ -4,7 +4,8 @@
 // the most room. This unit names extents, creates them (idempotent: two executors that
 // hit "no space" together both use the same x<k>), keeps each JVM's highest known extent
 // per group (where its writers append next), and lists a group's extents for readers and
-// the driver's ttl keeper. Extents are created in order, x<k+1> only once x<k> exists, so
+// the driver's ttl keeper (readers of one stage attempt share one listing per JVM:
+// listForStage). Extents are created in order, x<k+1> only once x<k> exists, so
 // a group's extents are x1..xn up to the first name the proxy does not know.
 // Callers: ChunkAppender (no-space path), ValidatedRecordIterator (listing),
 // RpmpShuffleManager (ttl keeper). Thread-safe.
@@ -66,6 +67,30 @@ private[spark] object GroupExtents extends Logging {
       m.contains("no pool can hold") || m.contains("cannot hold an object") ||
         m.contains("no free range")
     case _ => false
+  }
+
+  // (group, reading stage, its attempt) -> the group's extents, listed by the first reduce
+  // task of that stage attempt in this JVM (listForStage). Bounded: cleared when full.
+  private val listedForStage = new ConcurrentHashMap[(String, Int, Int), Seq[String]]()
+  private val MaxListedForStage = 4096
+
+  /**
+   * The extents of `group` for a reduce task of stage attempt (stage, attempt): listed once
+   * per stage attempt in this JVM, then reused by its other tasks. Sound because every map
+   * output such a task reads was complete, every chunk appended and every extent it used
+   * created, before the stage attempt started (a map re-run comes with a new reduce stage
+   * attempt, which lists again); a chunk missing all the same is caught by the reader's
+   * completeness check, and its retry rounds list afresh (list). Saves one proxy call per
+   * reduce task and group (about 1.3 ms each on the 2-core machine: 2,000 per agg job).
+   */
+  def listForStage(client: RpmpClient, group: String, stage: Int, attempt: Int): Seq[String] = {
+    val key = (group, stage, attempt)
+    val known = listedForStage.get(key)
+    if (known != null) return known
+    val fresh = list(client, group)
+    if (listedForStage.size >= MaxListedForStage) listedForStage.clear()
+    listedForStage.put(key, fresh)
+    fresh
   }
 
   /** The extents x1..xn of `group` that exist (describeNamespace until the first unknown). */

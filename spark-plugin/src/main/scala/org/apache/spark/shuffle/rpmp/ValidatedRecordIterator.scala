@@ -22,6 +22,7 @@ import scala.util.control.NonFatal
 
 import io.rpmp.client.{NodeIds, RecordRef, RpmpBuffer, RpmpNotFoundException}
 
+import org.apache.spark.TaskContext
 import org.apache.spark.internal.Logging
 import org.apache.spark.serializer.{SerializerInstance, SerializerManager}
 import org.apache.spark.shuffle.{FetchFailedException, ShuffleReadMetricsReporter}
@@ -57,7 +58,13 @@ private[spark] class ValidatedRecordIterator(
     val group = coords.namespaceOf(partition)
     if (!coords.clusterMode) return Seq(group)
     val listed = extentsOf.get(group).filter(_._1 == round).map(_._2).getOrElse {
-      val x = GroupExtents.list(clients.get(coords.serverFor(partition)), group)
+      val client = clients.get(coords.serverFor(partition))
+      // Round 0 of a task in a stage: this JVM's listing for the stage attempt; a retry
+      // round (a chunk was missing) lists afresh.
+      val task = Option(TaskContext.get())
+      val x = task.filter(_ => round == 0)
+        .map(t => GroupExtents.listForStage(client, group, t.stageId(), t.stageAttemptNumber()))
+        .getOrElse(GroupExtents.list(client, group))
       extentsOf(group) = (round, x)
       x
     }

@@ -146,6 +146,23 @@ class ClusterSplitTest {
       assertEquals(0, clients.liveBuffers, "RpmpBuffers left after the failed read")
     } finally clients.closeAll()
   }
+
+  @Test
+  @Order(3)
+  def reduceTasksOfOneStageAttemptShareOneExtentListing(): Unit = {
+    // GroupExtents.listForStage: the first reduce task of a stage attempt lists the group's
+    // extents (a proxy call per extent name), the others reuse that; a new stage attempt
+    // (after a map re-run) lists again, and list() always asks.
+    val g = "spark/extent-listing-test/g0"
+    assertEquals(Seq.empty[String], GroupExtents.listForStage(admin, g, 7, 0))
+    admin.createNamespace(GroupExtents.extentName(g, 1), 1, 0, Duration.ofMinutes(10))
+    try {
+      assertEquals(Seq.empty[String], GroupExtents.listForStage(admin, g, 7, 0))
+      assertEquals(Seq(s"$g/x1"), GroupExtents.listForStage(admin, g, 7, 1))
+      assertEquals(Seq(s"$g/x1"), GroupExtents.listForStage(admin, g, 8, 0))
+      assertEquals(Seq(s"$g/x1"), GroupExtents.list(admin, g))
+    } finally admin.deleteNamespaces(GroupExtents.extentName(g, 1), false)
+  }
 }
 
 object ClusterSplitTest {
