@@ -65,12 +65,10 @@ void ExpectServes(const ServerProcess& server, const std::string& secret) {
   CHECK(*(*c)->Get("ok", "k") == "v");
 }
 
-double Metric(int port, const std::string& name) { return testing::ScrapeMetric(port, name); }
-
 // Polls `metric` until it is at most `want`, up to `limit`; returns the last value.
 double AwaitAtMost(int port, const std::string& metric, double want, std::chrono::milliseconds limit) {
-  double v = Metric(port, metric);
-  testing::Eventually([&] { return (v = Metric(port, metric)) <= want; }, limit);
+  double v = testing::ScrapeMetric(port, metric);
+  testing::Eventually([&] { return (v = testing::ScrapeMetric(port, metric)) <= want; }, limit);
   return v;
 }
 
@@ -115,14 +113,14 @@ TEST_CASE("attack: 256 HELLOs claiming closed ports: their slots come back withi
   }
   // Before: all 256 receive slots stayed busy for more than 300 s and honest clients
   // timed out. Now at most max_pending_hellos (64) are held, for at most hello_timeout.
-  CHECK(Metric(metrics_port, "rpmp_server_inflight_slots") <= 64);
+  CHECK(testing::ScrapeMetric(metrics_port, "rpmp_server_inflight_slots") <= 64);
   auto t0 = std::chrono::steady_clock::now();
   ExpectServes(server, kSecret);
   CHECK(std::chrono::steady_clock::now() - t0 < std::chrono::seconds(5));
   double busy = AwaitAtMost(metrics_port, "rpmp_server_inflight_slots", 0, std::chrono::seconds(5));
   CHECK(busy == 0);
   CHECK(std::chrono::steady_clock::now() - t0 < std::chrono::seconds(5));
-  CHECK(Metric(metrics_port, "rpmp_server_hellos_dropped_total") > 0);
+  CHECK(testing::ScrapeMetric(metrics_port, "rpmp_server_hellos_dropped_total") > 0);
   // A SIGTERM finds nothing in flight.
   server.Kill(SIGTERM);
   CHECK(server.Log().find("still in flight are abandoned") == std::string::npos);
