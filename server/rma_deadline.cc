@@ -54,7 +54,8 @@ void Server::AbandonRma(Slot* s) {
     Session* ses = sessions_->Find(session);
     // The abandoned transfer keeps the client's AV entry: the provider's connection to
     // it lives on, and a new client must not be handed the same entry meanwhile.
-    if (ses != nullptr && sessions_->AcquirePeer(ses->address).ok()) {
+    if (ses != nullptr && ses->av == z->fabric->AvOwner() &&
+        sessions_->AcquirePeer(z->fabric, ses->address).ok()) {
       z->peer_hold = ses->address;
       z->peer = ses->peer;
       z->has_peer = true;
@@ -91,7 +92,7 @@ void Server::EndAbandoned(Slot* z) {
   if (z->has_peer && --stalled[z->peer] == 0) stalled.erase(z->peer);
   if (!z->peer_hold.empty()) {
     std::lock_guard<std::mutex> lock(sessions_mu_);
-    sessions_->ReleasePeer(z->peer_hold);
+    sessions_->ReleasePeer(z->fabric, z->peer_hold);
   }
   z->shard->abandoned.erase(z);  // destroys z and its view (unpins the records)
   abandoned_count_.fetch_sub(1, std::memory_order_relaxed);

@@ -68,7 +68,7 @@ Status Server::Setup() {
   limits.max_inflight = 2 * config_.max_inflight_per_client;
   limits.idle_timeout = config_.session_idle_timeout;
   limits.max_sessions = config_.max_sessions;
-  sessions_ = std::make_unique<SessionTable>(fabric_.get(), limits);
+  sessions_ = std::make_unique<SessionTable>(limits);
   if (!fabric_->reports_source())
     RPMP_LOG_WARN("provider %s does not report senders: sessions are bound by id and tag only",
                   fabric_->traits().name);

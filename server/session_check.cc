@@ -33,7 +33,7 @@ void Server::HandleHello(Slot* s, PeerAddr src) {
   std::unique_lock<std::mutex> lock(sessions_mu_);
   const char* refused = nullptr;
   PeerAddr known = FI_ADDR_NOTAVAIL;
-  bool in_av = address.ok() && sessions_->FindPeer(*address, &known);
+  bool in_av = address.ok() && sessions_->FindPeer(fabric, *address, &known);
   if (!address.ok()) {
     refused = "an unusable address";
   } else if (fabric->reports_source() && in_av && known != src) {
@@ -61,7 +61,7 @@ void Server::HandleHello(Slot* s, PeerAddr src) {
   s->hello_pending = true;  // counted by the guard until Recycle
   s->hello_unverified = !in_av;
   s->hello_deadline = now + config_.hello_timeout;
-  StatusOr<PeerAddr> peer = sessions_->AcquirePeer(*address);
+  StatusOr<PeerAddr> peer = sessions_->AcquirePeer(fabric, *address);
   if (!peer.ok()) {
     lock.unlock();
     hellos_dropped_.fetch_add(1, std::memory_order_relaxed);
@@ -157,7 +157,7 @@ void Server::HandleHello(Slot* s, PeerAddr src) {
   // Legacy clients (no kFlagAuth) of a server without a secret get tag 0.
   uint64_t tag = auth ? auth::RandomTag48() : 0;
   SessionTable::Eviction evicted;
-  StatusOr<uint32_t> id = sessions_->Create(*address, *peer, tag, q.client_name, &evicted);
+  StatusOr<uint32_t> id = sessions_->Create(fabric, *address, *peer, tag, q.client_name, &evicted);
   if (!id.ok()) {
     lock.unlock();
     RPMP_LOG_WARN("hello of client '%.*s' refused: %s", static_cast<int>(q.client_name.size()),
@@ -222,7 +222,10 @@ bool Server::AdmitRequest(Slot* s, PeerAddr src) {
   const wire::Header& h = s->req.h;
   std::unique_lock<std::mutex> lock(sessions_mu_);
   Session* session = sessions_->Find(h.session);
-  bool from_owner = !s->fabric->reports_source() || (session != nullptr && src == session->peer);
+  // A session's PeerAddr names its client in the AV of the shard its HELLO reached; a
+  // shard with an AV of its own never serves another shard's session (docs/sharding.md).
+  bool from_owner = session != nullptr && session->av == s->fabric->AvOwner() &&
+                    (!s->fabric->reports_source() || src == session->peer);
   if (session == nullptr || session->dropped || session->tag != h.session_tag || !from_owner) {
     counters_.malformed.fetch_add(1, std::memory_order_relaxed);
     RefuseFrame(s, src, session, &lock);
@@ -310,11 +313,12 @@ void Server::RefuseFrame(Slot* s, PeerAddr src, Session* session,
   const wire::Header& h = s->req.h;
   const std::unordered_map<PeerAddr, uint32_t>& stalled = s->shard->stalled_peers;
   bool known_sender = s->fabric->reports_source() && src != FI_ADDR_NOTAVAIL &&
-                      sessions_->KnowsPeer(src) && stalled.count(src) == 0;
+                      sessions_->KnowsPeer(s->fabric, src) && stalled.count(src) == 0;
   const EndedSession* ended = session == nullptr ? sessions_->FindEnded(h.session) : nullptr;
   SessionStats& stats = sessions_->stats();
   std::string why;
   if (session != nullptr && session->dropped && session->tag == h.session_tag &&
+      session->av == s->fabric->AvOwner() &&
       (!s->fabric->reports_source() || src == session->peer)) {
     why = session->end_reason == SessionEnd::kClosed ? "closed by the client (BYE)"
           : session->end_reason == SessionEnd::kTokenExpired
@@ -346,13 +350,13 @@ void Server::RefuseFrame(Slot* s, PeerAddr src, Session* session,
     // The answer goes to the address the session was opened from (the tag proves the
     // sender held it); its AV entry may be gone, so the slot holds a reference until sent.
     known_sender = false;
-    StatusOr<PeerAddr> peer = sessions_->AcquirePeer(ended->address);
+    StatusOr<PeerAddr> peer = sessions_->AcquirePeer(s->fabric, ended->address);
     if (peer.ok() && stalled.count(*peer) == 0) {
       s->peer_hold = ended->address;
       src = *peer;
       known_sender = true;
     } else if (peer.ok()) {
-      sessions_->ReleasePeer(ended->address);
+      sessions_->ReleasePeer(s->fabric, ended->address);
     }
   } else if (session == nullptr && ended == nullptr) {
     why = "unknown to this server (it restarted, or the session ended long ago)";
@@ -389,7 +393,7 @@ void Server::ReleaseSessionHold(Slot* s) {
       session_count_.store(sessions_->size(), std::memory_order_relaxed);
     }
   }
-  if (!s->peer_hold.empty()) sessions_->ReleasePeer(s->peer_hold);
+  if (!s->peer_hold.empty()) sessions_->ReleasePeer(s->fabric, s->peer_hold);
   if (s->hello_pending) {  // written only here and in HandleHello: progress thread
     s->shard->hello_guard->Done();
     s->hello_pending = false;

@@ -5,35 +5,44 @@
 
 namespace rpmp {
 
-StatusOr<PeerAddr> SessionTable::AcquirePeer(std::string_view address) {
-  auto it = peers_.find(std::string(address));
+std::string SessionTable::PeerKey(const Fabric* av, std::string_view address) {
+  std::string key(reinterpret_cast<const char*>(&av), sizeof(av));
+  key.append(address);
+  return key;
+}
+
+StatusOr<PeerAddr> SessionTable::AcquirePeer(Fabric* on, std::string_view address) {
+  Fabric* av = on->AvOwner();
+  std::string key = PeerKey(av, address);
+  auto it = peers_.find(key);
   if (it != peers_.end()) {
     it->second.refs++;
     return it->second.peer;
   }
-  StatusOr<PeerAddr> p = fabric_->InsertPeer(address);
+  StatusOr<PeerAddr> p = av->InsertPeer(address);
   if (!p.ok()) return p;
-  peers_[std::string(address)] = PeerRef{*p, 1, 0};
+  peers_[key] = PeerRef{*p, av, 1};
   return p;
 }
 
-void SessionTable::ReleasePeer(std::string_view address) {
-  auto it = peers_.find(std::string(address));
+void SessionTable::ReleasePeer(Fabric* on, std::string_view address) {
+  auto it = peers_.find(PeerKey(on->AvOwner(), address));
   if (it == peers_.end()) return;
   if (--it->second.refs == 0) {
-    fabric_->RemovePeer(it->second.peer);
+    it->second.av->RemovePeer(it->second.peer);
     peers_.erase(it);
   }
 }
 
-bool SessionTable::KnowsPeer(PeerAddr peer) const {
-  for (const auto& [address, ref] : peers_)
-    if (ref.peer == peer) return true;
+bool SessionTable::KnowsPeer(Fabric* on, PeerAddr peer) const {
+  const Fabric* av = on->AvOwner();
+  for (const auto& [key, ref] : peers_)
+    if (ref.av == av && ref.peer == peer) return true;
   return false;
 }
 
-bool SessionTable::FindPeer(std::string_view address, PeerAddr* peer) const {
-  auto it = peers_.find(std::string(address));
+bool SessionTable::FindPeer(Fabric* on, std::string_view address, PeerAddr* peer) const {
+  auto it = peers_.find(PeerKey(on->AvOwner(), address));
   if (it == peers_.end()) return false;
   *peer = it->second.peer;
   return true;
@@ -52,10 +61,12 @@ const char* SessionEndName(SessionEnd why) {
   return "unknown";
 }
 
-StatusOr<uint32_t> SessionTable::Create(std::string_view address, PeerAddr peer, uint64_t tag,
-                                        std::string_view client_name, Eviction* evicted) {
+StatusOr<uint32_t> SessionTable::Create(Fabric* on, std::string_view address, PeerAddr peer,
+                                        uint64_t tag, std::string_view client_name,
+                                        Eviction* evicted) {
   *evicted = {};
-  if (peers_[std::string(address)].sessions >= limits_.max_per_address) {
+  auto per_address = address_sessions_.find(std::string(address));
+  if (per_address != address_sessions_.end() && per_address->second >= limits_.max_per_address) {
     // One endpoint holds one session at a time; older ones at its address are leftovers
     // (a client that could not say BYE). The least recently used idle one makes room.
     uint32_t lru = LeastRecentlyUsedIdle([&](const Session& s) { return s.address == address; });
@@ -83,16 +94,16 @@ StatusOr<uint32_t> SessionTable::Create(std::string_view address, PeerAddr peer,
     End(lru, SessionEnd::kCrowdedOut);
     *evicted = {lru, true};
   }
-  PeerRef& ref = peers_[std::string(address)];
   // Random ids: a client that still holds a session from before a restart must not
   // land in another client's session.
   uint32_t id;
   do {
     id = static_cast<uint32_t>(rng_());
   } while (id == 0 || sessions_.count(id) != 0);
-  ref.sessions++;
+  address_sessions_[std::string(address)]++;
   Session& s = sessions_[id];
   s.peer = peer;
+  s.av = on->AvOwner();
   s.tag = tag;
   s.address = std::string(address);
   s.client_name = std::string(client_name);
@@ -138,15 +149,16 @@ bool SessionTable::End(uint32_t id, SessionEnd why) {
   auto it = sessions_.find(id);
   if (it == sessions_.end()) return false;
   std::string address = it->second.address;
+  Fabric* av = it->second.av;
   if (ended_.size() >= kEndedMemory) ended_.pop_front();
   ended_.push_back({id, it->second.tag, address, why});
   stats_.ended[static_cast<size_t>(why)].fetch_add(1, std::memory_order_relaxed);
   auto c = per_client_.find(it->second.client_name);
   if (c != per_client_.end() && --c->second == 0) per_client_.erase(c);
   sessions_.erase(it);
-  auto p = peers_.find(address);
-  if (p != peers_.end() && p->second.sessions > 0) p->second.sessions--;
-  ReleasePeer(address);
+  auto n = address_sessions_.find(address);
+  if (n != address_sessions_.end() && --n->second == 0) address_sessions_.erase(n);
+  ReleasePeer(av, address);
   return true;
 }
 

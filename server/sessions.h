@@ -3,7 +3,8 @@
 // (header bytes 26..31), and the fabric address its HELLO named: requests must come
 // from that address when the provider reports sources (FI_SOURCE). It also holds the
 // pending HELLO challenges, the address-vector references (one AV entry per distinct
-// client address, removed when its last session or challenge goes), per-address
+// client address in each AV: data shards with a domain of their own have an AV of their
+// own, docs/sharding.md; removed when its last session or challenge goes), per-address
 // session caps and idle expiry, and remembers the last kEndedMemory sessions that ended
 // (id, tag, address, reason) so a frame naming one can be told why (docs/security.md,
 // "How a session ends").
@@ -64,6 +65,7 @@ struct SessionStats {
 
 struct Session {
   PeerAddr peer = 0;
+  Fabric* av = nullptr;  // the AV owner `peer` belongs to (Fabric::AvOwner)
   uint64_t tag = 0;  // 0 for a legacy (pre-tag) client of a server without a secret
   std::string address;
   std::string client_name;  // as its HELLO named it (e.g. spark-executor-3)
@@ -92,16 +94,18 @@ class SessionTable {
  public:
   static constexpr size_t kEndedMemory = 1024;
   using Clock = std::chrono::steady_clock;
-  SessionTable(Fabric* fabric, const SessionLimits& limits) : fabric_(fabric), limits_(limits) {}
+  explicit SessionTable(const SessionLimits& limits) : limits_(limits) {}
 
+  // The endpoint `on` names the address vector (on->AvOwner()): the one the data shard
+  // that received the frame sends through.
   // A reference to the AV entry of `address` (inserted on first use).
-  StatusOr<PeerAddr> AcquirePeer(std::string_view address);
-  void ReleasePeer(std::string_view address);
+  StatusOr<PeerAddr> AcquirePeer(Fabric* on, std::string_view address);
+  void ReleasePeer(Fabric* on, std::string_view address);
   // True while `peer` is an AV entry some session or challenge holds (replying to
   // anything else would use a removed entry). Linear in the number of addresses.
-  bool KnowsPeer(PeerAddr peer) const;
+  bool KnowsPeer(Fabric* on, PeerAddr peer) const;
   // The AV entry of `address` when some session or challenge holds it.
-  bool FindPeer(std::string_view address, PeerAddr* peer) const;
+  bool FindPeer(Fabric* on, std::string_view address, PeerAddr* peer) const;
 
   // A session Create ended to make room: `id` 0 when none; `table_full` when the
   // server's max_sessions (not the address's cap) made it.
@@ -109,7 +113,7 @@ class SessionTable {
     uint32_t id = 0;
     bool table_full = false;
   };
-  // A new session for `address`, taking over one AV reference the caller acquired.
+  // A new session for `address`, taking over one AV reference the caller acquired on `on`.
   // `address` is canonical (Fabric::CanonicalPeer). At most one session is ended
   // (kEvicted) to make room, the least recently used with nothing in flight:
   //  - when the address has max_per_address sessions, one of that address's;
@@ -117,7 +121,7 @@ class SessionTable {
   //    holders are one tenant) holding the most sessions, or of anyone when that
   //    tenant's are all busy.
   // NoSpace, naming the limit, when every candidate has requests in flight.
-  StatusOr<uint32_t> Create(std::string_view address, PeerAddr peer, uint64_t tag,
+  StatusOr<uint32_t> Create(Fabric* on, std::string_view address, PeerAddr peer, uint64_t tag,
                             std::string_view client_name, Eviction* evicted);
   Session* Find(uint32_t id);
   // Ends a session: releases its AV reference and remembers it with `why`. False when unknown.
@@ -141,9 +145,11 @@ class SessionTable {
  private:
   struct PeerRef {
     PeerAddr peer = 0;
+    Fabric* av = nullptr;
     uint32_t refs = 0;
-    uint32_t sessions = 0;
   };
+  // peers_' key: the AV owner and the address bytes.
+  static std::string PeerKey(const Fabric* av, std::string_view address);
   struct Challenge {
     std::string nonce, address;
     Clock::time_point expires;
@@ -154,10 +160,10 @@ class SessionTable {
   // The prefix holding the most sessions ("" = secret holders). Linear in the sessions.
   std::string LargestTenant() const;
 
-  Fabric* fabric_;
   SessionLimits limits_;
   std::unordered_map<uint32_t, Session> sessions_;
-  std::unordered_map<std::string, PeerRef> peers_;  // by address bytes
+  std::unordered_map<std::string, PeerRef> peers_;  // by PeerKey
+  std::unordered_map<std::string, uint32_t> address_sessions_;  // live sessions by address
   std::deque<Challenge> challenges_;                // oldest first
   std::deque<EndedSession> ended_;                  // oldest first, at most kEndedMemory
   std::unordered_map<std::string, uint32_t> per_client_;  // live sessions by client name

@@ -26,7 +26,7 @@ struct Table {
     FabricOptions o;
     o.node = "127.0.0.1";
     fabric = std::move(Fabric::Open(o)).value();
-    table = std::make_unique<SessionTable>(fabric.get(), limits);
+    table = std::make_unique<SessionTable>(limits);
   }
 
   // The canonical address of a peer on loopback at `port`.
@@ -45,11 +45,11 @@ struct Table {
   // A session for a peer at `port` holding `prefix` (a tenant token's; "" = the secret).
   StatusOr<uint32_t> Open(uint16_t port, const std::string& prefix, SessionTable::Eviction* ev) {
     std::string address = Address(port);
-    StatusOr<PeerAddr> peer = table->AcquirePeer(address);
+    StatusOr<PeerAddr> peer = table->AcquirePeer(fabric.get(), address);
     REQUIRE(peer.ok());
-    StatusOr<uint32_t> id = table->Create(address, *peer, 1, "client-" + std::to_string(port), ev);
+    StatusOr<uint32_t> id = table->Create(fabric.get(), address, *peer, 1, "client-" + std::to_string(port), ev);
     if (!id.ok()) {
-      table->ReleasePeer(address);
+      table->ReleasePeer(fabric.get(), address);
       return id;
     }
     table->Find(*id)->prefix = prefix;

@@ -41,7 +41,7 @@ struct Slot {
   RawAddress raw_at;
   uint32_t counted_session = 0;  // its in-flight count includes this request
   std::string tenant;            // raw ops: the session's tenant prefix ("" = unrestricted)
-  std::string peer_hold;         // an AV reference (by address) kept until the reply is sent
+  std::string peer_hold;         // an AV reference (by address, in fabric's AV) kept until the reply is sent
   // A HELLO being answered (counted in Server::hello_guard_): its reply is withdrawn
   // at hello_deadline if the provider has not taken it (Server::ExpireHellos).
   // Progress thread only (HELLO slots never reach a commit thread); Clear() leaves it

@@ -66,8 +66,13 @@ struct Completion {
   Status status;      // not OK when the operation failed (peer gone, access error)
 };
 
+class Fabric;
+
 // A registered memory range. RmaAddr() gives the address a peer must use for RMA
-// into it (virtual address or offset, as the provider wants).
+// into it (virtual address or offset, as the provider wants). A region that peers may
+// access, registered on a Fabric whose siblings have domains of their own, is also
+// registered in each of those domains under the same key (copies_), for as long as both
+// live: closing the region revokes the key everywhere.
 class MemoryRegion {
  public:
   ~MemoryRegion();
@@ -90,11 +95,18 @@ class MemoryRegion {
  private:
   friend class Fabric;
   MemoryRegion() = default;
+  struct Copy {
+    const Fabric* domain_of;  // an own-domain sibling of owner_
+    fid_mr* mr;
+  };
+  Fabric* owner_ = nullptr;  // set while owner_->remote_regions_ lists this region
+  std::vector<Copy> copies_;  // under owner_->siblings_mu_
   fid_mr* mr_ = nullptr;
   void* desc_ = nullptr;
   uint64_t key_ = 0;
   char* base_ = nullptr;
   size_t len_ = 0;
+  uint64_t access_ = 0;  // fi_mr_reg access bits
   bool virt_addr_ = false;
 };
 
@@ -104,20 +116,31 @@ class Fabric {
   // listens on node:service. InvalidArgument for an unknown provider, Unavailable
   // when the provider or address cannot be had (the message says which).
   static StatusOr<std::unique_ptr<Fabric>> Open(const FabricOptions& options);
-  // A sibling endpoint in this Fabric's domain, with its own completion queue, on this
-  // endpoint's host and `port` ("0": ephemeral). It shares the domain and the address
-  // vector: memory registered here is usable on it, and a PeerAddr names the same peer
-  // on both (docs/sharding.md). Unimplemented when the provider binds registrations to
-  // one endpoint (FI_MR_ENDPOINT) or addresses are not sockaddrs. This Fabric must
-  // outlive the sibling; call on the Fabric that Open returned, never on a sibling.
+  // A sibling endpoint of this Fabric, with its own completion queue, on this
+  // endpoint's host and `port` ("0": ephemeral). Usually it shares the domain and the
+  // address vector: memory registered here is usable on it, and a PeerAddr names the
+  // same peer on both. Where the provider progresses a domain's endpoints under one lock
+  // (ProviderTraits::sibling_own_domain) it opens a domain and an address vector of its
+  // own: regions peers may access that are registered here are registered there too,
+  // under the same key, and its PeerAddrs are its own (docs/sharding.md). Memory a
+  // sibling itself registers is usable on it only. Unimplemented when the provider binds
+  // registrations to one endpoint (FI_MR_ENDPOINT) or addresses are not sockaddrs. This
+  // Fabric must outlive the sibling; call on the Fabric that Open returned, never on a
+  // sibling.
   StatusOr<std::unique_ptr<Fabric>> OpenSibling(uint16_t port);
+  // True for a sibling with a domain and an address vector of its own.
+  bool own_domain() const { return own_domain_; }
+  // The Fabric whose address vector this endpoint uses: itself, or the parent whose AV
+  // a sibling shares. A PeerAddr is meaningful only within one AV owner.
+  Fabric* AvOwner() { return parent_ != nullptr && !own_domain_ ? parent_ : this; }
   ~Fabric();
   Fabric(const Fabric&) = delete;
   Fabric& operator=(const Fabric&) = delete;
 
   // Registers [base, base+len) for local use and the remote access `access` allows,
   // under a key of its own: random where the provider takes requested keys, the
-  // provider's otherwise (FI_MR_PROV_KEY). Closing the region revokes the key.
+  // provider's otherwise (FI_MR_PROV_KEY). Closing the region revokes the key. A region
+  // with remote access registered on a parent is valid on its own-domain siblings too.
   StatusOr<std::unique_ptr<MemoryRegion>> Register(void* base, size_t len,
                                                    MrAccess access = MrAccess::kRemoteReadWrite);
   // This endpoint's address, to hand to peers (opaque bytes).
@@ -169,6 +192,7 @@ class Fabric {
   bool reports_source() const { return source_; }
 
  private:
+  friend class MemoryRegion;  // ~MemoryRegion calls ForgetRegion
   Fabric() = default;
   Status OpenResources(const FabricOptions& options);
   Status OpenEndpoint();  // CQ and endpoint in domain_, bound to av_ (Open, OpenSibling)
@@ -185,6 +209,13 @@ class Fabric {
   // Fails the operations queued for `peer` (RemovePeer).
   void FailDeferred(PeerAddr peer);
   uint64_t RandomKey() const;  // nonzero, of the domain's key size
+  // fi_mr_reg of [base, base+len) in this endpoint's domain under `key` (0: the
+  // provider's choice), bound to the endpoint where the provider wants that.
+  int RegisterIn(void* base, size_t len, uint64_t access, uint64_t key, fid_mr** mr);
+  // An own-domain sibling OpenSibling made: registers every region of remote_regions_ in it.
+  Status CopyRegionsTo(Fabric* sibling);
+  // ~MemoryRegion of a region in remote_regions_: its copies closed, the region forgotten.
+  void ForgetRegion(MemoryRegion* r);
   Status PostOrDefer(const Deferred& d);
   void RetryDeferred();
   int ReadCq(Completion* out, int max);
@@ -193,10 +224,15 @@ class Fabric {
 
   const ProviderTraits* traits_ = nullptr;
   fi_info* info_ = nullptr;
-  // A sibling borrows fabric_, domain_ and av_ from parent_ (and closes only its own).
+  // A sibling borrows fabric_ (and, unless own_domain_, domain_ and av_) from parent_,
+  // and closes only its own.
   Fabric* parent_ = nullptr;
-  std::mutex siblings_mu_;
+  bool own_domain_ = false;
+  std::mutex siblings_mu_;  // guards siblings_, remote_regions_ and their copies_
   std::vector<Fabric*> siblings_;  // open siblings of this (parent) Fabric
+  // Regions with remote access registered on this (parent) Fabric while it may have
+  // own-domain siblings: each is registered in every such sibling's domain too.
+  std::vector<MemoryRegion*> remote_regions_;
   fid_fabric* fabric_ = nullptr;
   fid_domain* domain_ = nullptr;
   fid_av* av_ = nullptr;

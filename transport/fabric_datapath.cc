@@ -18,12 +18,15 @@
 namespace rpmp {
 
 ssize_t Fabric::Post(const Deferred& d) {
+  // An own-domain sibling's provider needs no descriptors, and one of another domain
+  // (the parent's registration) must never reach it.
+  void* desc = own_domain_ ? nullptr : d.desc;
   switch (d.kind) {
-    case OpKind::kRecv: return fi_recv(ep_, d.buf, d.len, d.desc, FI_ADDR_UNSPEC, d.ctx);
-    case OpKind::kSend: return fi_send(ep_, d.buf, d.len, d.desc, d.peer, d.ctx);
-    case OpKind::kRead: return fi_read(ep_, d.buf, d.len, d.desc, d.peer, d.raddr, d.rkey, d.ctx);
+    case OpKind::kRecv: return fi_recv(ep_, d.buf, d.len, desc, FI_ADDR_UNSPEC, d.ctx);
+    case OpKind::kSend: return fi_send(ep_, d.buf, d.len, desc, d.peer, d.ctx);
+    case OpKind::kRead: return fi_read(ep_, d.buf, d.len, desc, d.peer, d.raddr, d.rkey, d.ctx);
     case OpKind::kWrite:
-      return fi_write(ep_, d.buf, d.len, d.desc, d.peer, d.raddr, d.rkey, d.ctx);
+      return fi_write(ep_, d.buf, d.len, desc, d.peer, d.raddr, d.rkey, d.ctx);
   }
   return -FI_EINVAL;
 }

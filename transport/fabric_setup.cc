@@ -37,6 +37,7 @@ uint64_t Fabric::RandomKey() const {
 }
 
 MemoryRegion::~MemoryRegion() {
+  if (owner_ != nullptr) owner_->ForgetRegion(this);  // its copies first
   if (mr_ != nullptr) fi_close(&mr_->fid);
 }
 
@@ -123,12 +124,60 @@ StatusOr<std::unique_ptr<Fabric>> Fabric::OpenSibling(uint16_t port) {
   f->source_ = source_;
   f->local_family_ = local_family_;
   f->fabric_ = fabric_;
-  f->domain_ = domain_;
-  f->av_ = av_;
+  // A domain of its own only where one key can be valid in every domain and no local
+  // descriptor is ever needed (providers.h, sibling_own_domain).
+  f->own_domain_ = traits_->sibling_own_domain &&
+                   (mr_mode_ & (FI_MR_PROV_KEY | FI_MR_LOCAL | FI_MR_ENDPOINT)) == 0;
+  if (f->own_domain_) {
+    int ret;
+    if ((ret = fi_domain(fabric_, f->info_, &f->domain_, nullptr)) != 0)
+      return Status::Unavailable(FabricError("fi_domain (sibling)", ret));
+    fi_av_attr av_attr{};
+    av_attr.type = FI_AV_TABLE;
+    if ((ret = fi_av_open(f->domain_, &av_attr, &f->av_, nullptr)) != 0)
+      return Status::Unavailable(FabricError("fi_av_open (sibling)", ret));
+  } else {
+    f->domain_ = domain_;
+    f->av_ = av_;
+  }
   RPMP_RETURN_IF_ERROR(f->OpenEndpoint());
-  std::lock_guard<std::mutex> lock(siblings_mu_);
-  siblings_.push_back(f.get());
+  if (f->own_domain_) RPMP_RETURN_IF_ERROR(CopyRegionsTo(f.get()));  // adds it to siblings_
+  else {
+    std::lock_guard<std::mutex> lock(siblings_mu_);
+    siblings_.push_back(f.get());
+  }
   return f;
+}
+
+Status Fabric::CopyRegionsTo(Fabric* sibling) {
+  std::lock_guard<std::mutex> lock(siblings_mu_);
+  size_t done = 0;
+  int ret = 0;
+  for (; done < remote_regions_.size(); done++) {
+    MemoryRegion* r = remote_regions_[done];
+    fid_mr* mr = nullptr;
+    if ((ret = sibling->RegisterIn(r->base_, r->len_, r->access_, r->key_, &mr)) != 0) break;
+    r->copies_.push_back({sibling, mr});
+  }
+  if (done < remote_regions_.size()) {  // undo: the sibling is closed by the caller
+    for (size_t i = 0; i < done; i++) {
+      auto& c = remote_regions_[i]->copies_;
+      fi_close(&c.back().mr->fid);
+      c.pop_back();
+    }
+    return Status::Unavailable(FabricError("fi_mr_reg (sibling domain)", ret));
+  }
+  siblings_.push_back(sibling);
+  return Status::Ok();
+}
+
+void Fabric::ForgetRegion(MemoryRegion* r) {
+  std::lock_guard<std::mutex> lock(siblings_mu_);
+  for (const MemoryRegion::Copy& c : r->copies_) fi_close(&c.mr->fid);
+  r->copies_.clear();
+  remote_regions_.erase(std::remove(remote_regions_.begin(), remote_regions_.end(), r),
+                        remote_regions_.end());
+  r->owner_ = nullptr;
 }
 
 Fabric::~Fabric() {
@@ -136,12 +185,30 @@ Fabric::~Fabric() {
     std::lock_guard<std::mutex> lock(parent_->siblings_mu_);
     auto& v = parent_->siblings_;
     v.erase(std::remove(v.begin(), v.end(), this), v.end());
+    // The parent's regions registered in this sibling's domain: closed before the domain.
+    for (MemoryRegion* r : parent_->remote_regions_) {
+      auto& c = r->copies_;
+      for (auto it = c.begin(); it != c.end();) {
+        if (it->domain_of != this) {
+          ++it;
+          continue;
+        }
+        fi_close(&it->mr->fid);
+        it = c.erase(it);
+      }
+    }
   }
   if (event_fd_ >= 0) close(event_fd_);
   if (ep_ != nullptr) fi_close(&ep_->fid);
   if (cq_ != nullptr) fi_close(&cq_->fid);
   if (wait_set_ != nullptr) fi_close(&wait_set_->fid);  // after the CQ bound to it
-  if (parent_ != nullptr) {  // the domain and the AV are the parent's
+  if (parent_ != nullptr && !own_domain_) {  // the domain and the AV are the parent's
+    if (info_ != nullptr) fi_freeinfo(info_);
+    return;
+  }
+  if (parent_ != nullptr) {  // an own domain and AV; the fabric is the parent's
+    if (av_ != nullptr) fi_close(&av_->fid);
+    if (domain_ != nullptr) fi_close(&domain_->fid);
     if (info_ != nullptr) fi_freeinfo(info_);
     return;
   }
@@ -156,25 +223,58 @@ StatusOr<std::unique_ptr<MemoryRegion>> Fabric::Register(void* base, size_t len,
   if (mode != MrAccess::kLocalOnly) access |= FI_REMOTE_READ;
   if (mode == MrAccess::kRemoteReadWrite) access |= FI_REMOTE_WRITE;
   std::unique_ptr<MemoryRegion> r(new MemoryRegion());
+  r->base_ = static_cast<char*>(base);
+  r->len_ = len;
+  r->access_ = access;
+  r->virt_addr_ = (mr_mode_ & FI_MR_VIRT_ADDR) != 0;
+  // Regions peers may access are registered in the own domains of this Fabric's siblings
+  // too (now and as siblings open), under the same key; under the lock, so that a
+  // sibling opening meanwhile either copies this region or is copied to here.
+  const bool shared = mode != MrAccess::kLocalOnly && parent_ == nullptr &&
+                      traits_->sibling_own_domain;
+  std::unique_lock<std::mutex> lock(siblings_mu_, std::defer_lock);
+  if (shared) lock.lock();
   // Where the provider takes the key RPMP asks for (tcp, tcp;ofi_rxm), ask for a
   // random one of the provider's key size: a peer cannot guess another region's key
   // (docs/security.md). With FI_MR_PROV_KEY (verbs) the provider picks it.
   int ret = -FI_ENOKEY;
   for (int attempt = 0; attempt < 8 && ret == -FI_ENOKEY; attempt++) {
     uint64_t requested_key = (mr_mode_ & FI_MR_PROV_KEY) ? 0 : RandomKey();
-    ret = fi_mr_reg(domain_, base, len, access, 0, requested_key, 0, &r->mr_, nullptr);
+    ret = RegisterIn(base, len, access, requested_key, &r->mr_);
+    if (ret != 0 || !shared) continue;
+    for (Fabric* f : siblings_) {
+      if (!f->own_domain_) continue;
+      fid_mr* mr = nullptr;
+      if ((ret = f->RegisterIn(base, len, access, requested_key, &mr)) != 0) break;
+      r->copies_.push_back({f, mr});
+    }
+    if (ret == 0) break;
+    for (const MemoryRegion::Copy& c : r->copies_) fi_close(&c.mr->fid);  // another key
+    r->copies_.clear();
+    fi_close(&r->mr_->fid);
+    r->mr_ = nullptr;
   }
   if (ret != 0) return Status::Unavailable(FabricError("fi_mr_reg", ret));
-  if (mr_mode_ & FI_MR_ENDPOINT) {
-    if ((ret = fi_mr_bind(r->mr_, &ep_->fid, 0)) != 0 || (ret = fi_mr_enable(r->mr_)) != 0)
-      return Status::Unavailable(FabricError("fi_mr_bind/enable", ret));
-  }
   r->key_ = fi_mr_key(r->mr_);
   r->desc_ = fi_mr_desc(r->mr_);
-  r->base_ = static_cast<char*>(base);
-  r->len_ = len;
-  r->virt_addr_ = (mr_mode_ & FI_MR_VIRT_ADDR) != 0;
+  if (shared) {
+    r->owner_ = this;
+    remote_regions_.push_back(r.get());
+  }
   return r;
+}
+
+int Fabric::RegisterIn(void* base, size_t len, uint64_t access, uint64_t key, fid_mr** mr) {
+  int ret = fi_mr_reg(domain_, base, len, access, 0, key, 0, mr, nullptr);
+  if (ret != 0) return ret;
+  if (mr_mode_ & FI_MR_ENDPOINT) {
+    if ((ret = fi_mr_bind(*mr, &ep_->fid, 0)) != 0 || (ret = fi_mr_enable(*mr)) != 0) {
+      fi_close(&(*mr)->fid);
+      *mr = nullptr;
+      return ret;
+    }
+  }
+  return 0;
 }
 
 std::string Fabric::LocalAddress() const {
@@ -257,7 +357,8 @@ void Fabric::RemovePeer(PeerAddr peer) {
   FailDeferred(peer);
   {
     std::lock_guard<std::mutex> lock(siblings_mu_);
-    for (Fabric* f : siblings_) f->FailDeferred(peer);
+    for (Fabric* f : siblings_)
+      if (!f->own_domain_) f->FailDeferred(peer);  // the others' PeerAddrs are their own
   }
   fi_av_remove(av_, &peer, 1, 0);
 }

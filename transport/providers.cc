@@ -26,9 +26,9 @@ constexpr std::array<ProviderTraits, 5> kProviders = {{
     {"verbs;ofi_rxm", "RDMA verbs (InfiniBand, RoCE, iWARP) under RxM",
      kAdaptableMrModes, FI_WAIT_FD, false, 4 * 1024, false, kSmallRxm},
     {"tcp", "native TCP reliable-datagram endpoints (libfabric >= 1.18)",
-     kAdaptableMrModes, FI_WAIT_FD, true, 16 * 1024, true, kNoEnv},
+     kAdaptableMrModes, FI_WAIT_FD, true, 16 * 1024, true, kNoEnv, true},
     {"net", "native TCP reliable-datagram endpoints (libfabric 1.17; renamed tcp in 1.18)",
-     kAdaptableMrModes, FI_WAIT_FD, true, 16 * 1024, true, kNoEnv},
+     kAdaptableMrModes, FI_WAIT_FD, true, 16 * 1024, true, kNoEnv, true},
     {"shm", "shared memory within one host", kAdaptableMrModes, FI_WAIT_NONE, false, 4 * 1024, false, kNoEnv},
 }};
 

@@ -41,6 +41,15 @@ struct ProviderTraits {
   // Small queues for a process with a few requests in flight (rpmpctl); see
   // transport/fast_start/short_lived.h. RxM's defaults zero ~16 MiB per endpoint.
   std::array<EnvDefault, 4> short_lived_env;
+  // Sibling endpoints (Fabric::OpenSibling: a server's data shards, a client's extra
+  // connections) open a domain and an address vector of their own instead of sharing the
+  // parent's: the native TCP provider (libfabric 1.17 "net", 1.18 "tcp") progresses all
+  // endpoints of a domain through one engine under one lock, so shards sharing a domain
+  // take turns (docs/sharding.md, "A domain per shard"). Used only where the provider
+  // takes requested keys and needs no local descriptors (mr_mode without FI_MR_PROV_KEY,
+  // FI_MR_LOCAL or FI_MR_ENDPOINT): a region is then registered in every domain under
+  // the same key, so a key handed to a peer is valid on every shard.
+  bool sibling_own_domain = false;
 };
 
 // The provider name that means "the fastest one this host's libfabric offers":
