@@ -206,6 +206,15 @@ Fabric::~Fabric() {
     if (info_ != nullptr) fi_freeinfo(info_);
     return;
   }
+  if (parent_ == nullptr) {  // regions that outlive this Fabric no longer reach it
+    std::lock_guard<std::mutex> lock(siblings_mu_);
+    for (MemoryRegion* r : remote_regions_) {
+      for (const MemoryRegion::Copy& c : r->copies_) fi_close(&c.mr->fid);
+      r->copies_.clear();
+      r->owner_ = nullptr;
+    }
+    remote_regions_.clear();
+  }
   if (parent_ != nullptr) {  // an own domain and AV; the fabric is the parent's
     if (av_ != nullptr) fi_close(&av_->fid);
     if (domain_ != nullptr) fi_close(&domain_->fid);
