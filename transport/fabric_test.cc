@@ -14,24 +14,13 @@
 #include <vector>
 
 #include "tests/test_util.h"
+#include "transport/fabric_test_util.h"
 
 namespace rpmp {
 namespace {
 
-// Polls until `ctx` completes or 10 s pass; returns its completion.
-Completion AwaitOne(Fabric& a, Fabric& b, OpContext* ctx) {
-  auto until = std::chrono::steady_clock::now() + std::chrono::seconds(10);
-  Completion c[8];
-  while (std::chrono::steady_clock::now() < until) {
-    for (Fabric* f : {&a, &b}) {
-      int n = f->Poll(c, 8);
-      for (int i = 0; i < n; i++)
-        if (c[i].ctx == ctx) return c[i];
-    }
-  }
-  FAIL("operation did not complete within 10 s");
-  return {};
-}
+using testing::AwaitOne;
+using testing::NativeTcpProvider;
 
 struct Pair {
   std::unique_ptr<Fabric> server, client;
@@ -126,18 +115,6 @@ void CheckMessagesAndRma(const std::string& provider) {
 }
 
 TEST_CASE("messages and RMA move bytes both ways") { CheckMessagesAndRma(testing::Provider()); }
-
-// The native TCP reliable-datagram provider under the name this libfabric gives it:
-// "net" in 1.17, "tcp" from 1.18. One of the two must open natively.
-std::string NativeTcpProvider() {
-  for (const char* name : {"tcp", "net"}) {
-    FabricOptions o;
-    o.provider = name;
-    o.node = "127.0.0.1";
-    if (Fabric::Open(o).ok()) return name;
-  }
-  return "";
-}
 
 TEST_CASE("the native TCP provider (net or tcp) moves messages and RMA both ways") {
   std::string native = NativeTcpProvider();

@@ -12,20 +12,12 @@
 
 #include "tests/test_util.h"
 #include "transport/fabric.h"
+#include "transport/fabric_test_util.h"
 
 namespace rpmp {
 namespace {
 
-// The native TCP provider under this libfabric's name ("net" in 1.17, "tcp" from 1.18).
-std::string NativeTcp() {
-  for (const char* name : {"tcp", "net"}) {
-    FabricOptions o;
-    o.provider = name;
-    o.node = "127.0.0.1";
-    if (Fabric::Open(o).ok()) return name;
-  }
-  return "";
-}
+using testing::NativeTcpProvider;
 
 std::unique_ptr<Fabric> OpenOn(const std::string& provider, const std::string& service) {
   FabricOptions o;
@@ -37,20 +29,7 @@ std::unique_ptr<Fabric> OpenOn(const std::string& provider, const std::string& s
   return std::move(f).value();
 }
 
-// Polls both until `ctx` completes or 10 s pass.
-Completion Await(Fabric& a, Fabric& b, OpContext* ctx) {
-  auto until = std::chrono::steady_clock::now() + std::chrono::seconds(10);
-  Completion c[8];
-  while (std::chrono::steady_clock::now() < until) {
-    for (Fabric* f : {&a, &b}) {
-      int n = f->Poll(c, 8);
-      for (int i = 0; i < n; i++)
-        if (c[i].ctx == ctx) return c[i];
-    }
-  }
-  FAIL("operation did not complete within 10 s");
-  return {};
-}
+Completion Await(Fabric& a, Fabric& b, OpContext* ctx) { return testing::AwaitOne(a, b, ctx); }
 
 // A server parent with one sibling, and a peer that talks to the sibling.
 struct Setup {
@@ -76,7 +55,7 @@ struct Setup {
 };
 
 TEST_CASE("native TCP: a sibling has a domain and an address vector of its own") {
-  std::string native = NativeTcp();
+  std::string native = NativeTcpProvider();
   INFO("libfabric offers neither net (1.17) nor tcp (>= 1.18) natively");
   REQUIRE_FALSE(native.empty());
   Setup s(native);
@@ -95,7 +74,7 @@ TEST_CASE("native TCP: a sibling has a domain and an address vector of its own")
 }
 
 TEST_CASE("native TCP: parent regions registered before and after a sibling opened are valid on it") {
-  std::string native = NativeTcp();
+  std::string native = NativeTcpProvider();
   REQUIRE_FALSE(native.empty());
   std::vector<char> before(256 * 1024), after(256 * 1024), local(256 * 1024);
   for (size_t i = 0; i < before.size(); i++) {
@@ -142,7 +121,7 @@ TEST_CASE("native TCP: parent regions registered before and after a sibling open
 }
 
 TEST_CASE("native TCP: closing a parent region revokes its key on the sibling too") {
-  std::string native = NativeTcp();
+  std::string native = NativeTcpProvider();
   REQUIRE_FALSE(native.empty());
   Setup s(native);
   std::vector<char> mem(64 * 1024, 7), into(64 * 1024);
@@ -158,7 +137,7 @@ TEST_CASE("native TCP: closing a parent region revokes its key on the sibling to
 }
 
 TEST_CASE("native TCP: a sibling may close before or after the parent's regions") {
-  std::string native = NativeTcp();
+  std::string native = NativeTcpProvider();
   REQUIRE_FALSE(native.empty());
   std::vector<char> mem(64 * 1024, 3), into(4096);
   {
