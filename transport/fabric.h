@@ -212,6 +212,9 @@ class Fabric {
   // fi_mr_reg of [base, base+len) in this endpoint's domain under `key` (0: the
   // provider's choice), bound to the endpoint where the provider wants that.
   int RegisterIn(void* base, size_t len, uint64_t access, uint64_t key, fid_mr** mr);
+  // Whether this (parent) Fabric's siblings open domains of their own: the one rule both
+  // OpenSibling and Register follow.
+  bool SiblingsOwnDomains() const;
   // An own-domain sibling OpenSibling made: registers every region of remote_regions_ in it.
   Status CopyRegionsTo(Fabric* sibling);
   // ~MemoryRegion of a region in remote_regions_: its copies closed, the region forgotten.

@@ -124,10 +124,7 @@ StatusOr<std::unique_ptr<Fabric>> Fabric::OpenSibling(uint16_t port) {
   f->source_ = source_;
   f->local_family_ = local_family_;
   f->fabric_ = fabric_;
-  // A domain of its own only where one key can be valid in every domain and no local
-  // descriptor is ever needed (providers.h, sibling_own_domain).
-  f->own_domain_ = traits_->sibling_own_domain &&
-                   (mr_mode_ & (FI_MR_PROV_KEY | FI_MR_LOCAL | FI_MR_ENDPOINT)) == 0;
+  f->own_domain_ = SiblingsOwnDomains();
   if (f->own_domain_) {
     int ret;
     if ((ret = fi_domain(fabric_, f->info_, &f->domain_, nullptr)) != 0)
@@ -147,6 +144,13 @@ StatusOr<std::unique_ptr<Fabric>> Fabric::OpenSibling(uint16_t port) {
     siblings_.push_back(f.get());
   }
   return f;
+}
+
+bool Fabric::SiblingsOwnDomains() const {
+  // Only where one key can be valid in every domain and no local descriptor is ever
+  // needed (providers.h, sibling_own_domain).
+  return traits_->sibling_own_domain &&
+         (mr_mode_ & (FI_MR_PROV_KEY | FI_MR_LOCAL | FI_MR_ENDPOINT)) == 0;
 }
 
 Status Fabric::CopyRegionsTo(Fabric* sibling) {
@@ -239,8 +243,7 @@ StatusOr<std::unique_ptr<MemoryRegion>> Fabric::Register(void* base, size_t len,
   // Regions peers may access are registered in the own domains of this Fabric's siblings
   // too (now and as siblings open), under the same key; under the lock, so that a
   // sibling opening meanwhile either copies this region or is copied to here.
-  const bool shared = mode != MrAccess::kLocalOnly && parent_ == nullptr &&
-                      traits_->sibling_own_domain;
+  const bool shared = mode != MrAccess::kLocalOnly && parent_ == nullptr && SiblingsOwnDomains();
   std::unique_lock<std::mutex> lock(siblings_mu_, std::defer_lock);
   if (shared) lock.lock();
   // Where the provider takes the key RPMP asks for (tcp, tcp;ofi_rxm), ask for a
