@@ -12,16 +12,19 @@
 
 namespace rpmp {
 
+// The queues exist from construction: the server serves (and may submit writes)
+// before ClusterMode starts the threads; such work waits in its queue until Start.
 Replicator::Replicator(Store* store, ProxyClient* proxy, uint64_t self_id, ReplicatorOptions options)
-    : store_(store), proxy_(proxy), self_(self_id), options_(options) {}
+    : store_(store), proxy_(proxy), self_(self_id), options_(options) {
+  uint32_t n = options_.workers == 0 ? 1 : options_.workers;
+  for (uint32_t i = 0; i < n; i++) workers_.push_back(std::make_unique<Worker>());
+}
 
 Replicator::~Replicator() { Stop(); }
 
 void Replicator::Start() {
-  uint32_t n = options_.workers == 0 ? 1 : options_.workers;
-  for (uint32_t i = 0; i < n; i++) {
-    workers_.push_back(std::make_unique<Worker>());
-    Worker* w = workers_.back().get();
+  for (auto& owned : workers_) {
+    Worker* w = owned.get();
     w->thread = std::thread([this, w] {
       NameThisThread("rpmp-replicate");
       WorkerLoop(w);
@@ -46,9 +49,20 @@ void Replicator::Stop() {
     }
     w->cv.notify_all();
   }
-  for (auto& w : workers_)
+  for (auto& w : workers_) {
     if (w->thread.joinable()) w->thread.join();
+    else RunLeftJobs(w.get());  // never started
+  }
   if (scanner_.joinable()) scanner_.join();
+}
+
+void Replicator::RunLeftJobs(Worker* w) {
+  std::deque<std::function<void()>> left;
+  {
+    std::lock_guard<std::mutex> lock(w->mu);
+    left.swap(w->jobs);
+  }
+  for (auto& job : left) job();  // each answers its caller (no lease: Unavailable)
 }
 
 void Replicator::Enqueue(const std::string& ns, std::function<void()> job) {

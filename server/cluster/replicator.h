@@ -13,7 +13,9 @@
 // (ScanSoon()). Writes start and are acknowledged only under the node's lease.
 //
 // Threads: Submit*/ScanSoon/Forget from any thread; work runs on the workers and one
-// scanner thread. Start once, Stop once (fails queued work with Unavailable).
+// scanner thread. Start once, Stop once (fails queued work with Unavailable). Work
+// submitted before Start (the server serves before cluster mode starts) waits in its
+// queue until Start, or runs in Stop.
 #pragma once
 
 #include <atomic>
@@ -98,6 +100,7 @@ class Replicator : public WriteCoordinator {
 
   void Enqueue(const std::string& ns, std::function<void()> job);
   void WorkerLoop(Worker* w);
+  void RunLeftJobs(Worker* w);  // Stop, for a worker whose thread never started
   void ScanLoop();
   void ScanOnce();
 

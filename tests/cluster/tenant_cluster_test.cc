@@ -75,18 +75,28 @@ TEST_CASE("tenants on a cluster: a token acts on its own prefix, replicas still 
   CHECK(*admin->Get("app-b/shuffle", "k") == "b's");
 
   // Both copies exist: the primary replicated over its secret-proved replica link.
-  int copies = 0;
+  // The member it repaired serves reads once it has read the placement that counts it
+  // in sync (read fencing, docs/cluster.md): poll for that.
+  std::vector<std::unique_ptr<Client>> direct;
   for (const std::unique_ptr<ServerProcess>& s : h.servers()) {
     ClientOptions o;
     o.provider = Provider();
     o.timeout = std::chrono::seconds(5);
     o.secret = kSecret;
     o.buffer_cache_bytes = 8u << 20;
-    auto direct = Client::Connect(s->address(), o);
-    REQUIRE(direct.ok());
-    StatusOr<std::string> v = (*direct)->Get("app-a/shuffle", "k");
-    if (v.ok() && *v == "a's") copies++;
+    auto c = Client::Connect(s->address(), o);
+    REQUIRE(c.ok());
+    direct.push_back(std::move(*c));
   }
+  int copies = 0;
+  Eventually([&] {
+    copies = 0;
+    for (auto& d : direct) {
+      StatusOr<std::string> v = d->Get("app-a/shuffle", "k");
+      if (v.ok() && *v == "a's") copies++;
+    }
+    return copies >= 2;
+  }, std::chrono::seconds(15));
   CHECK(copies == 2);
 }
 
