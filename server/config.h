@@ -20,7 +20,7 @@ struct PoolConfig {
 
 struct ServerConfig {
   std::string listen = "127.0.0.1:7300";   // HOST:PORT of the data plane
-  std::string provider = "auto";           // verbs;ofi_rxm on RDMA hosts, else tcp;ofi_rxm (providers.cc)
+  std::string provider = "auto";           // verbs;ofi_rxm on RDMA hosts, else the native TCP provider (providers.cc)
   std::vector<PoolConfig> pools;
   uint64_t segment_size = 64ull << 20;
   uint32_t recv_slots = 256;               // requests the server holds at once

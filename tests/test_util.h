@@ -11,7 +11,7 @@ namespace rpmp::testing {
 // one process.
 int FreePort();
 // RPMP_TEST_PROVIDER or "auto", the product default (which $RPMP_PROVIDER overrides:
-// the *_over_net tests set it, tests/CMakeLists.txt).
+// the *_over_rxm tests set it, tests/CMakeLists.txt).
 std::string Provider();
 // A fresh path under /dev/shm unique to this process and call: "/dev/shm/rpmp-test-<pid>-<n>-<tag>".
 std::string TempPath(const std::string& tag);

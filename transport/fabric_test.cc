@@ -239,8 +239,18 @@ TEST_CASE("auto resolves to a provider this libfabric offers, or what RPMP_PROVI
   REQUIRE(f.ok());
   CHECK(std::string((*f)->traits().name) == *chosen);
   if (std::getenv(kProviderEnv) == nullptr) {
-    // verbs where the host has RDMA, else RxM over TCP (every libfabric build has it).
-    CHECK((*chosen == "verbs;ofi_rxm" || *chosen == "tcp;ofi_rxm"));
+    // verbs where the host has RDMA, else the native TCP provider (tcp from libfabric
+    // 1.18, net in 1.17), else RxM over TCP (every libfabric build has it).
+    CHECK((*chosen == "verbs;ofi_rxm" || *chosen == "tcp" || *chosen == "net" || *chosen == "tcp;ofi_rxm"));
+    if (*chosen == "tcp;ofi_rxm") {
+      FabricOptions n;
+      n.node = "127.0.0.1";
+      for (const char* native : {"tcp", "net"}) {
+        n.provider = native;
+        INFO("auto chose RxM while the native TCP provider '" << native << "' opens");
+        CHECK_FALSE(Fabric::Open(n).ok());
+      }
+    }
   }
   CHECK(IsProviderName("auto"));
   CHECK_FALSE(IsProviderName("carrier-pigeon"));

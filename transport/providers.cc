@@ -33,13 +33,12 @@ constexpr std::array<ProviderTraits, 5> kProviders = {{
 }};
 
 // What "auto" (the default of servers and clients) tries: RDMA where the host has it,
-// then RxM over TCP sockets, which every libfabric build offers, then the native TCP
-// reliable-datagram provider under its 1.18+ and its 1.17 name. The native provider
-// has half RxM's one-pair latency, but its endpoints in one domain share one progress
-// engine: on 16 cores, 8 data shards served 4 KiB gets 6.3x slower over `net` than over
-// RxM (docs/benchmarks.md, "Which provider by default"). It is chosen by name or by
-// $RPMP_PROVIDER.
-constexpr std::array<const char*, 4> kAutoOrder = {"verbs;ofi_rxm", "tcp;ofi_rxm", "tcp", "net"};
+// then the native TCP reliable-datagram provider under its 1.18+ and its 1.17 name, then
+// RxM over TCP sockets, which every libfabric build offers. The native provider has half
+// RxM's one-pair latency; it progresses a domain's endpoints under one lock, so sibling
+// endpoints (data shards, a client's extra connections) get a domain of their own
+// (sibling_own_domain above; docs/benchmarks.md "A domain per shard").
+constexpr std::array<const char*, 4> kAutoOrder = {"verbs;ofi_rxm", "tcp", "net", "tcp;ofi_rxm"};
 
 }  // namespace
 
