@@ -85,11 +85,12 @@ struct RawPeer {
   // Opens a session like librpmp does (challenge-response when the server asks for
   // one, with `secret` as the proof's key). With `token`, the HELLO carries it (a tenant
   // token's public part, or anything) and `secret` is the key to prove with.
-  // Returns the final reply; session/tag are set when it is OK.
-  wire::Response Hello(const std::string& secret = "", const std::string& token = "") {
+  // Returns the final reply; session/tag are set when it is OK. `flags` are added to the
+  // HELLO's (wire::kFlagShards: the reply lists the server's data shards).
+  wire::Response Hello(const std::string& secret = "", const std::string& token = "", uint16_t flags = 0) {
     wire::Request r;
     r.h.op = wire::Op::kHello;
-    r.h.flags = wire::kFlagAuth;
+    r.h.flags = wire::kFlagAuth | flags;
     if (!token.empty()) {
       r.h.flags |= wire::kFlagToken;
       r.token = token;

@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "common/crc32c.h"
 #include "rpmp/client.h"
 #include "tests/raw_peer.h"
 #include "tests/server_process.h"
@@ -247,6 +248,85 @@ TEST_CASE("attack: forged session id and BYE of another session are refused") {
 
   CHECK(victim.Serves());  // its session survived the forged BYE
   CHECK(Connect(server, secret.secret)->Get("ok", "k").ok());  // nothing deleted
+  ExpectServes(server, secret.secret);
+}
+
+// Waits up to `ms` for the receive `a` or `b` (either may be null) to complete; returns
+// the one that did, with its decoded reply in *resp, or null.
+OpContext* AwaitReply(RawPeer& peer, OpContext* a, const char* a_buf, OpContext* b, const char* b_buf,
+                      wire::Response* resp, int ms) {
+  auto until = std::chrono::steady_clock::now() + std::chrono::milliseconds(ms);
+  Completion c[4];
+  while (std::chrono::steady_clock::now() < until) {
+    int n = peer.fabric->Poll(c, 4);
+    for (int i = 0; i < n; i++) {
+      if (c[i].ctx != a && c[i].ctx != b) continue;
+      REQUIRE(wire::DecodeResponse(c[i].ctx == a ? a_buf : b_buf, c[i].length, resp).ok());
+      return c[i].ctx;
+    }
+  }
+  return nullptr;
+}
+
+TEST_CASE("attack: a frame sent to another data shard than its session's is dropped unanswered or served whole") {
+  // Contexts first: a receive may stay posted until the peer's fabric closes.
+  OpContext cross_recv, cross_send, stat_recv, stat_send;
+  SecretFile secret;
+  ServerProcess server("256m", {"--auth-secret-file", secret.path, "--data-threads", "2"});
+  REQUIRE(server.Start());
+  REQUIRE(Connect(server, secret.secret)->Put("ok", "k", "v", 1).ok());
+  RawPeer peer(server.address());
+  wire::Response hello = peer.Hello(secret.secret, "", wire::kFlagShards);
+  REQUIRE(hello.h.status == 0);
+  REQUIRE(hello.shard_addresses.size() == 2);
+  StatusOr<PeerAddr> shard1 = peer.fabric->InsertPeer(hello.shard_addresses[1]);
+  REQUIRE(shard1.ok());
+
+  // The session is shard 0's (its HELLO went there). Right id, right tag, right sender,
+  // but the frame reaches shard 1. With the native TCP provider shard 1 has an address
+  // vector of its own, which does not know the sender: the frame is dropped, unanswered
+  // and not applied. Where the shards share one (RxM, verbs) the sender is the session's
+  // own client: the put is served, and answered.
+  char* cross_in = peer.mem.data() + 2 * wire::kMaxFrame;
+  char* cross_out = peer.mem.data() + 3 * wire::kMaxFrame;
+  wire::Request put;
+  put.h.op = wire::Op::kPut;
+  put.h.flags = wire::kFlagInline;
+  put.ns = "ok";
+  put.key = "cross";
+  put.inline_data = "x";
+  put.length = 1;
+  put.crc = Crc32c("x", 1);
+  std::string frame = peer.Encode(put);
+  std::memcpy(cross_out, frame.data(), frame.size());
+  REQUIRE(peer.fabric->PostRecv(&cross_recv, cross_in, wire::kMaxFrame, peer.mr->desc()).ok());
+  REQUIRE(peer.fabric->Send(&cross_send, *shard1, cross_out, frame.size(), peer.mr->desc()).ok());
+  wire::Response resp;
+  bool answered = AwaitReply(peer, &cross_recv, cross_in, nullptr, nullptr, &resp, 2000) != nullptr;
+  if (answered) {
+    INFO(resp.message);
+    CHECK(resp.h.status == 0);
+  }
+  std::printf("[figure] a put of shard 0's session sent to shard 1 (%s): %s\n", hello.provider.c_str(),
+              answered ? "served and answered" : "dropped without a reply");
+
+  // The session goes on on its own shard (the reply may land in either posted receive).
+  char* stat_in = peer.mem.data() + wire::kMaxFrame;
+  wire::Request stat;
+  stat.h.op = wire::Op::kStat;
+  frame = peer.Encode(stat);
+  std::memcpy(peer.mem.data(), frame.data(), frame.size());
+  REQUIRE(peer.fabric->PostRecv(&stat_recv, stat_in, wire::kMaxFrame, peer.mr->desc()).ok());
+  REQUIRE(peer.fabric->Send(&stat_send, peer.server, peer.mem.data(), frame.size(), peer.mr->desc()).ok());
+  OpContext* got = AwaitReply(peer, &stat_recv, stat_in, answered ? nullptr : &cross_recv, cross_in,
+                              &resp, 5000);
+  REQUIRE(got != nullptr);
+  CHECK(resp.h.status == 0);
+  REQUIRE(server.Running());
+  // Applied exactly when answered: never a silent write.
+  std::unique_ptr<Client> check = Connect(server, secret.secret);
+  CHECK(check->Get("ok", "cross").ok() == answered);
+  CHECK(*check->Get("ok", "k") == "v");
   ExpectServes(server, secret.secret);
 }
 
