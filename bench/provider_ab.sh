@@ -2,8 +2,9 @@
 # 4 KiB get throughput of several (binaries, provider) setups in one run, rounds
 # alternating which goes first: a fresh bare rpmp-server per run (pool on /dev/shm) with
 # --data-threads SHARDS, PROCS rpmp-bench processes (each its own namespace) x THREADS x
-# DEPTH. Prints the setup, fi_pingpong (4 KiB, one way) for each provider as the limit
-# measured in the same run, one key=value line per run (ops/s summed over the processes,
+# DEPTH. Prints the setup, fi_pingpong (4 KiB, one way) for each provider and
+# rpmp-tcp-pingpong (a 4 KiB loopback TCP round trip, threads sleeping or spinning) as
+# the limits measured in the same run, one key=value line per run (ops/s summed over the processes,
 # p50/p99 of the first process, errors), and each setup's median with its ratio to the
 # first setup's. Used for docs/benchmarks.md "A domain per shard".
 #
@@ -82,6 +83,10 @@ export FI_TCP_IFACE=lo
 for prov in net tcp "tcp;ofi_rxm"; do
   fi_info -p "$prov" -t FI_EP_RDM 2>/dev/null | grep -qx "provider: $prov" && pingpong "$prov"
 done
+# The floor of any synchronous request/reply over loopback TCP, with threads sleeping
+# between messages (RPMP's default) and spinning (fi_pingpong's way): round trips, 4 KiB.
+first_bin=${setups[0]#*=}; first_bin=${first_bin%%:*}
+"$first_bin/rpmp-tcp-pingpong" --size 4096 --seconds 2
 results=$work/results
 : >"$results"
 for r in $(seq 1 "$rounds"); do
