@@ -92,13 +92,7 @@ Status Connection::StartProgressAndHello() {
   return Hello();
 }
 
-StatusOr<std::unique_ptr<Connection>> Connection::OpenShard(Connection* primary,
-                                                            const std::string& shard_address,
-                                                            uint32_t shard) {
-  std::unique_ptr<Connection> c(
-      new Connection(primary->server_ + " (data shard " + std::to_string(shard) + ")", primary->options_));
-  c->options_.first_hello_timeout = std::chrono::milliseconds(0);  // the provider is known
-  // The shard's host and port, for PeerIsGone's probe.
+StatusOr<HostPort> Connection::ShardHostPort(const std::string& shard_address) {
   sockaddr_storage ss{};
   if (shard_address.size() > sizeof(ss)) return Status::InvalidArgument("shard address too long");
   std::memcpy(&ss, shard_address.data(), shard_address.size());
@@ -106,10 +100,24 @@ StatusOr<std::unique_ptr<Connection>> Connection::OpenShard(Connection* primary,
   if (getnameinfo(reinterpret_cast<sockaddr*>(&ss), static_cast<socklen_t>(shard_address.size()), host,
                   sizeof(host), port, sizeof(port), NI_NUMERICHOST | NI_NUMERICSERV) != 0)
     return Status::InvalidArgument("data shard address is not a socket address");
-  c->peer_host_ = HostPort{host, port};
+  return HostPort{host, port};
+}
+
+StatusOr<std::unique_ptr<Connection>> Connection::OpenShard(Connection* primary,
+                                                            const std::string& shard_address,
+                                                            uint32_t shard) {
+  std::unique_ptr<Connection> c(
+      new Connection(primary->server_ + " (data shard " + std::to_string(shard) + ")", primary->options_));
+  c->options_.first_hello_timeout = std::chrono::milliseconds(0);  // the provider is known
+  // The shard's host and port, for PeerIsGone's probe.
+  RPMP_ASSIGN_OR_RETURN(c->peer_host_, ShardHostPort(shard_address));
   c->is_shard_ = true;
+  c->primary_ = primary;
+  c->shard_index_ = shard;
+  c->shard_address_ = shard_address;
   RPMP_ASSIGN_OR_RETURN(c->fabric_, primary->fabric_->OpenSibling(0));
-  RPMP_ASSIGN_OR_RETURN(c->peer_, c->fabric_->InsertPeer(shard_address));
+  RPMP_ASSIGN_OR_RETURN(PeerAddr peer, c->fabric_->InsertPeer(shard_address));
+  c->peer_.store(peer);
   c->pool_ = primary->pool_;
   RPMP_RETURN_IF_ERROR(c->SetupFrames());
   Status st = c->StartProgressAndHello();
@@ -118,8 +126,13 @@ StatusOr<std::unique_ptr<Connection>> Connection::OpenShard(Connection* primary,
 }
 
 bool Connection::PeerIsGone() const {
-  return fabric_->traits().tcp_listener &&
-         PeerRefusesConnections(peer_host_.host, peer_host_.port, std::chrono::milliseconds(200));
+  if (!fabric_->traits().tcp_listener) return false;
+  HostPort hp;
+  {
+    std::lock_guard<std::mutex> lock(peer_host_mu_);
+    hp = peer_host_;
+  }
+  return PeerRefusesConnections(hp.host, hp.port, std::chrono::milliseconds(200));
 }
 
 Status Connection::Setup() {

@@ -160,6 +160,12 @@ class Connection {
   void SayBye();
   // One HELLO exchange (connection_hello.cc).
   StatusOr<wire::Response> HelloStep(wire::Request& req);
+  // The server's data shard addresses now, from a probe HELLO to its listen address
+  // (opens no session); empty when the server does not name them. Caller threads only.
+  StatusOr<std::vector<std::string>> ProbeShards();
+  // A shard connection about to open a new session: a restarted server listens on new
+  // shard ports, so ask the primary where this shard is now and move there. hello_mu_ held.
+  void RepointShard();
   void ProgressLoop();
   void OnCompletion(const Completion& c);
   void OnResponse(RecvSlot* r, size_t len, PeerAddr src);
@@ -193,6 +199,8 @@ class Connection {
   void AbandonCalls(const std::vector<std::pair<Call*, uint32_t>>& calls, const Status& why);
   // True when the provider's endpoints are TCP listeners and the server's refuses.
   bool PeerIsGone() const;
+  // The host and port of a data shard's fabric address (a socket address).
+  static StatusOr<HostPort> ShardHostPort(const std::string& shard_address);
   static constexpr std::chrono::milliseconds kProbeAfter{1000};
 
   std::string server_;
@@ -201,7 +209,13 @@ class Connection {
   std::shared_ptr<BufferPool> pool_;  // shared with the shard connections (OpenShard)
   std::vector<std::string> shard_addresses_;  // set by the first HELLO only
   bool is_shard_ = false;                     // opened by OpenShard
-  PeerAddr peer_ = 0;
+  // A shard connection's primary (the server's listen address) and shard index, and the
+  // fabric address it now sends to (RepointShard may move it after a server restart).
+  Connection* primary_ = nullptr;
+  uint32_t shard_index_ = 0;
+  std::string shard_address_;
+  std::atomic<PeerAddr> peer_{0};
+  mutable std::mutex peer_host_mu_;  // guards peer_host_ (PeerIsGone reads it)
   HostPort peer_host_;
   std::chrono::steady_clock::time_point last_probe_{};  // progress thread only
   uint64_t node_id_ = 0;

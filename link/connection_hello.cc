@@ -36,6 +36,7 @@ Status Connection::EnsureSession() {
   if (hello_tries_.load() != tries) return last_hello_;
   hello_tries_.fetch_add(1);
   SayBye();  // unless the server said it ended: it may only have been slow
+  if (is_shard_) RepointShard();
   Status st = Hello();
   last_hello_ = st;
   if (st.ok()) {
@@ -47,6 +48,41 @@ Status Connection::EnsureSession() {
   }
   if (st.ok()) hello_failures_ = 0;
   return st;
+}
+
+StatusOr<std::vector<std::string>> Connection::ProbeShards() {
+  wire::Request req;
+  req.h.op = wire::Op::kHello;
+  req.h.flags = wire::kFlagBoot | wire::kFlagProbe | wire::kFlagShards;
+  std::string address = fabric_->LocalAddress();
+  req.fabric_address = address;
+  req.client_name = options_.name;
+  RPMP_ASSIGN_OR_RETURN(wire::Response r, HelloStep(req));
+  if (!(r.h.flags & wire::kFlagShards)) return std::vector<std::string>{};
+  return r.shard_addresses;
+}
+
+void Connection::RepointShard() {
+  StatusOr<std::vector<std::string>> now = primary_->ProbeShards();
+  if (!now.ok() || now->empty()) return;  // the HELLO below tells what is wrong
+  // A server restarted with fewer shards: take one of those it has.
+  const std::string& address = (*now)[shard_index_ % now->size()];
+  if (address == shard_address_) return;
+  StatusOr<HostPort> hp = ShardHostPort(address);
+  StatusOr<PeerAddr> peer = hp.ok() ? fabric_->InsertPeer(address) : StatusOr<PeerAddr>(hp.status());
+  if (!peer.ok()) {
+    RPMP_LOG_WARN("rpmp-server at %s: data shard %u moved, and its new address is refused: %s",
+                  server_.c_str(), shard_index_, peer.status().ToString().c_str());
+    return;
+  }
+  {
+    std::lock_guard<std::mutex> lock(peer_host_mu_);
+    RPMP_LOG_INFO("rpmp-server at %s now listens on %s:%s (the server restarted): moving there",
+                  server_.c_str(), hp->host.c_str(), hp->port.c_str());
+    peer_host_ = *hp;
+  }
+  peer_.store(*peer);
+  shard_address_ = address;
 }
 
 // The HELLO credential: the key proofs use, and the token's public part (empty when

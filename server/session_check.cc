@@ -80,6 +80,13 @@ void Server::HandleHello(Slot* s, PeerAddr src) {
     s->resp.node_id = store_->NodeId();
     s->resp.provider = fabric->traits().name;
     s->resp.boot = boot_;
+    // Where the data shards listen now (they take new ports at each start): a client's
+    // shard connections move there after a restart (Connection::RepointShard).
+    if ((q.h.flags & wire::kFlagShards) && s->shard->index == 0) {
+      s->resp.h.flags |= wire::kFlagShards;
+      for (const std::unique_ptr<Shard>& shard : shards_)
+        s->resp.shard_addresses.push_back(shard->fabric->LocalAddress());
+    }
     return Reply(s);
   }
   // The proof's key: the cluster secret, or a tenant token's MAC (recomputed from K).

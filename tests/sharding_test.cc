@@ -288,5 +288,59 @@ TEST_CASE("kill -9 of a 2-shard server mid-stream loses no acknowledged record")
   CHECK(acked.size() >= 400);
 }
 
+TEST_CASE("a client's connections to every data shard carry on after the server restarts on new shard ports") {
+  // Shard 0 listens on --listen; the others on ports chosen at each start. A client
+  // keeps its connections across a restart of the server, so each must find where its
+  // shard listens now. (They used to keep the old port: every call of a thread on a
+  // shard other than 0 failed "gone (connection refused)" until the client was closed.)
+  ServerProcess server("512m", {"--data-threads", "2"});
+  REQUIRE(server.Start());
+  auto shard_port = [&] {
+    std::string log = server.Log();
+    size_t at = log.rfind("data shards 1-1 on ");
+    return at == std::string::npos ? std::string() : log.substr(at, log.find('\n', at) - at);
+  };
+  std::string before = shard_port();
+  REQUIRE(!before.empty());
+  ClientOptions o;
+  o.timeout = std::chrono::seconds(10);
+  o.retry_for = std::chrono::seconds(20);  // across the restart
+  o.connections = 2;  // one per shard
+  auto c = Client::Connect(server.address(), o);
+  REQUIRE(c.ok());
+  Client* client = c->get();
+  // Two threads: a calling thread keeps to one connection, so both shards are used.
+  auto round = [&](const std::string& tag) {
+    std::atomic<int> failures{0};
+    std::string first_error;
+    std::mutex mu;
+    std::vector<std::thread> threads;
+    for (int t = 0; t < 2; t++)
+      threads.emplace_back([&, t] {
+        for (int i = 0; i < 20; i++) {
+          std::string key = tag + "-" + std::to_string(t) + "-" + std::to_string(i);
+          std::string v = ValueFor(i * 7 + t);
+          Status st = client->Put("restart", key, v.data(), v.size());
+          StatusOr<std::string> got = st.ok() ? client->Get("restart", key) : StatusOr<std::string>(st);
+          if (!got.ok() || *got != v) {
+            std::lock_guard<std::mutex> l(mu);
+            if (failures++ == 0) first_error = got.ok() ? "wrong bytes" : got.status().ToString();
+          }
+        }
+      });
+    for (auto& t : threads) t.join();
+    INFO(tag << ": " << first_error << "\nserver log:\n" << server.Log());
+    CHECK(failures.load() == 0);
+  };
+  round("before");
+  CHECK(server.Kill(SIGKILL) == 128 + SIGKILL);
+  REQUIRE(server.Restart());
+  std::string after = shard_port();
+  INFO("shard 1 before: " << before << "; after: " << after);
+  REQUIRE(after != before);  // the premise: shard 1 listens elsewhere now
+  round("after");
+  CHECK(*client->Get("restart", "before-1-19") == ValueFor(19 * 7 + 1));  // kept across the restart
+}
+
 }  // namespace
 }  // namespace rpmp

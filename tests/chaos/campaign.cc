@@ -374,6 +374,10 @@ int RunCampaign(const Config& cfg) {
       std::printf("fault %d at %.1fs: %s -> %s, longest write gap %.2fs, acked so far %llu%s\n", f, Secs(at - t0),
                   what.c_str(), ok ? "recovered" : "NOT RECOVERED", gap, static_cast<unsigned long long>(w.acked()),
                   splits ? (", " + std::to_string(splits) + " extent(s) made during it").c_str() : "");
+      // $RPMP_CHAOS_LOG_GAP_S: the processes' logs after any fault whose write gap passed
+      // that many seconds (a slow recovery passes, so it would leave no logs otherwise).
+      if (const char* slow = std::getenv("RPMP_CHAOS_LOG_GAP_S"); slow != nullptr && gap > std::atof(slow))
+        std::printf("slow recovery (gap %.2fs):\n%s\n", gap, h.Describe().c_str());
       std::fflush(stdout);
       recovered = ok;
     }
