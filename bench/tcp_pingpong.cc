@@ -9,15 +9,11 @@
 // provider: it is the bound docs/benchmarks.md uses for issue 22's depth-1 bar.
 //
 //   rpmp-tcp-pingpong [--size 4096] [--seconds 2] [--mode sleep,spin]
-#include <arpa/inet.h>
-#include <netinet/in.h>
-#include <netinet/tcp.h>
 #include <poll.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
 #include <algorithm>
-#include <atomic>
 #include <cerrno>
 #include <chrono>
 #include <cstdio>
@@ -26,6 +22,8 @@
 #include <string>
 #include <thread>
 #include <vector>
+
+#include "bench/tcp_baseline.h"
 
 namespace {
 
@@ -52,40 +50,13 @@ bool Transfer(int fd, char* buf, size_t n, bool write, bool spin) {
   return true;
 }
 
-// A connected pair of loopback TCP sockets (client, server side), or {-1, -1}.
-std::pair<int, int> LoopbackPair() {
-  int listener = ::socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in a{};
-  a.sin_family = AF_INET;
-  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  socklen_t len = sizeof(a);
-  if (listener < 0 || ::bind(listener, reinterpret_cast<sockaddr*>(&a), sizeof(a)) != 0 ||
-      ::listen(listener, 1) != 0 || ::getsockname(listener, reinterpret_cast<sockaddr*>(&a), &len) != 0) {
-    if (listener >= 0) ::close(listener);
-    return {-1, -1};
-  }
-  int c = ::socket(AF_INET, SOCK_STREAM, 0);
-  if (c < 0 || ::connect(c, reinterpret_cast<sockaddr*>(&a), sizeof(a)) != 0) {
-    ::close(listener);
-    if (c >= 0) ::close(c);
-    return {-1, -1};
-  }
-  int s = ::accept(listener, nullptr, nullptr);
-  ::close(listener);
-  int one = 1;
-  ::setsockopt(c, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
-  if (s >= 0) ::setsockopt(s, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
-  return {c, s};
-}
-
 // One mode's run; false when the sockets failed.
 bool Run(size_t size, double seconds, bool spin) {
-  auto [c, s] = LoopbackPair();
+  auto [c, s] = rpmp::bench::LoopbackTcpPair();
   if (c < 0 || s < 0) {
     std::fprintf(stderr, "rpmp-tcp-pingpong: cannot open a loopback TCP connection: %s\n", std::strerror(errno));
     return false;
   }
-  std::atomic<bool> stop{false};
   std::thread echo([&, s = s] {
     std::vector<char> buf(size);
     while (Transfer(s, buf.data(), size, false, spin) && Transfer(s, buf.data(), size, true, spin)) {
