@@ -9,9 +9,11 @@
 #include <cstring>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "common/auth.h"
+#include "common/crc32c.h"
 #include "common/wire.h"
 #include "transport/fabric.h"
 
@@ -72,6 +74,20 @@ struct RawPeer {
     }
     fabric.reset();  // the operation may still be owned by the provider
     return Status(StatusCode::kDeadlineExceeded, "no RMA completion");
+  }
+
+  // A put of `value` carried inline in the frame, with its CRC. The views stay those of
+  // the arguments: keep them alive until the request is encoded.
+  static wire::Request InlinePut(std::string_view ns, std::string_view key, std::string_view value) {
+    wire::Request put;
+    put.h.op = wire::Op::kPut;
+    put.h.flags = wire::kFlagInline;
+    put.ns = ns;
+    put.key = key;
+    put.inline_data = value;
+    put.length = value.size();
+    put.crc = Crc32c(value.data(), value.size());
+    return put;
   }
 
   std::string Encode(wire::Request r) {

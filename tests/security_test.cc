@@ -14,7 +14,6 @@
 #include <string>
 #include <vector>
 
-#include "common/crc32c.h"
 #include "rpmp/client.h"
 #include "tests/raw_peer.h"
 #include "tests/server_process.h"
@@ -289,15 +288,7 @@ TEST_CASE("attack: a frame sent to another data shard than its session's is drop
   // own client: the put is served, and answered.
   char* cross_in = peer.mem.data() + 2 * wire::kMaxFrame;
   char* cross_out = peer.mem.data() + 3 * wire::kMaxFrame;
-  wire::Request put;
-  put.h.op = wire::Op::kPut;
-  put.h.flags = wire::kFlagInline;
-  put.ns = "ok";
-  put.key = "cross";
-  put.inline_data = "x";
-  put.length = 1;
-  put.crc = Crc32c("x", 1);
-  std::string frame = peer.Encode(put);
+  std::string frame = peer.Encode(RawPeer::InlinePut("ok", "cross", "x"));
   std::memcpy(cross_out, frame.data(), frame.size());
   REQUIRE(peer.fabric->PostRecv(&cross_recv, cross_in, wire::kMaxFrame, peer.mr->desc()).ok());
   REQUIRE(peer.fabric->Send(&cross_send, *shard1, cross_out, frame.size(), peer.mr->desc()).ok());
