@@ -666,11 +666,11 @@ TEST_CASE("a boot probe opens nothing, needs no secret, and tells a restarted se
   SecretFile secret("probe-test-secret-0123456789");
   ServerProcess server("256m", {"--auth-secret-file", secret.path});
   REQUIRE(server.Start());
-  auto probe = [&](wire::Response* resp) {
+  auto probe = [&](wire::Response* resp, uint16_t extra_flags = 0) {
     RawPeer peer(server.address());
     wire::Request r;
     r.h.op = wire::Op::kHello;
-    r.h.flags = wire::kFlagBoot | wire::kFlagProbe;
+    r.h.flags = wire::kFlagBoot | wire::kFlagProbe | extra_flags;
     std::string address = peer.fabric->LocalAddress();
     r.fabric_address = address;
     r.client_name = "probe";
@@ -683,6 +683,16 @@ TEST_CASE("a boot probe opens nothing, needs no secret, and tells a restarted se
   CHECK(first.boot != 0);
   CHECK(first.session == 0);
   CHECK(first.challenge.empty());
+  CHECK(first.shard_addresses.empty());  // not asked for
+  // Asked with kFlagShards (what a shard connection does before a new session): the
+  // shard list, still no session and no challenge, to an unauthenticated peer.
+  wire::Response shards;
+  probe(&shards, wire::kFlagShards);
+  CHECK(shards.h.status == 0);
+  CHECK((shards.h.flags & wire::kFlagShards) != 0);
+  CHECK(!shards.shard_addresses.empty());
+  CHECK(shards.session == 0);
+  CHECK(shards.challenge.empty());
   wire::Response again;
   probe(&again);
   CHECK(again.boot == first.boot);  // the same process
