@@ -17,12 +17,14 @@ spark_it_prereqs "$build_dir" rpmp-server rpmpctl rpmp-proxy etcd
 
 rows=${RPMP_TIER_ROWS:-131072}  # x 1 KiB: twice the 64 MiB fast pool
 work=$(mktemp -d /tmp/rpmp-spark-tier-it.XXXXXX)
-export RPMP_POOL_SIZE=64m RPMP_CAPACITY_POOL_SIZE=256m
+# RPMP_TIER_CAPACITY: the capacity pool per server (default 256m; at least 69m; 96m makes
+# the default shuffle larger than one node's whole pool).
+export RPMP_POOL_SIZE=64m RPMP_CAPACITY_POOL_SIZE=${RPMP_TIER_CAPACITY:-256m}
 # shellcheck source=rpmp-cluster-lib.sh
 source "$here/rpmp-cluster-lib.sh"
 start_rpmp_cluster "$work" "$build_dir" "$repo" "$python_bin"
 
-echo "== RPMP shuffle of $rows KiB, replicas 2, 3 x (64 MiB fast + 256 MiB capacity)"
+echo "== RPMP shuffle of $rows KiB, replicas 2, 3 x ($RPMP_POOL_SIZE fast + $RPMP_CAPACITY_POOL_SIZE capacity)"
 "$spark_submit" --master "local-cluster[2,1,1024]" --driver-memory 1g \
   --conf spark.ui.enabled=false --conf spark.shuffle.compress=false \
   --conf spark.sql.adaptive.enabled=false \
