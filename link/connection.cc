@@ -365,8 +365,11 @@ void Connection::ProgressLoop() {
         return stop_.load() || (pollers_.load() == 0 && (active_ > 0 || reads_in_flight_.load() > 0));
       });
     }
-    if (pollers_.load() == 0) {  // else a polling caller handles every completion
+    // Else a polling or leading caller handles every completion. A caller that took
+    // the queue between the check and TryDrive leads: back to the condition variable.
+    if (pollers_.load() == 0 && TryDrive()) {
       int n = fabric_->Wait(comps, 32, 2);
+      StopDriving();
       for (int i = 0; i < n; i++) OnCompletion(comps[i]);
     }
     auto now = std::chrono::steady_clock::now();
@@ -397,11 +400,29 @@ void Connection::ProgressLoop() {
   }
 }
 
+void Connection::PollingScope::Begin() {
+  if (c_ == nullptr || begun_) return;
+  if (mode_ == Mode::kLead) {
+    if (c_->driver_.load() == std::this_thread::get_id()) {
+      nested_ = true;  // a completion callback's own call: this thread drives already
+    } else if (!c_->TryDrive()) {
+      c_ = nullptr;  // another thread drives the queue: wait on the latch
+      return;
+    }
+  }
+  if (!nested_) c_->pollers_.fetch_add(1);
+  begun_ = true;
+}
+
 void Connection::PollingScope::End() {
   if (c_ == nullptr || !begun_) return;
   Connection* c = c_;
   c_ = nullptr;
   begun_ = false;
+  if (nested_) return;  // the outer call still drives
+  // Driving is handed back before the count drops, so a progress thread that sees no
+  // pollers can take it at once.
+  if (mode_ == Mode::kLead) c->StopDriving();
   bool work;
   {
     std::lock_guard<std::mutex> lock(c->mu_);  // no lost wake-up: the progress thread checks under mu_
@@ -409,6 +430,16 @@ void Connection::PollingScope::End() {
     work = c->active_ > 0 || c->reads_in_flight_.load() > 0;
   }
   if (work) c->work_cv_.notify_one();
+}
+
+void Connection::DriveUntil(const std::function<bool()>& done) {
+  Completion comps[16];
+  // Wakes at least every 2 ms: a deadline the progress thread enforces (ExpireCalls)
+  // finishes this caller's call without a completion to wake it.
+  while (!done() && !stop_.load()) {
+    int n = fabric_->Wait(comps, 16, 2);
+    for (int i = 0; i < n; i++) OnCompletion(comps[i]);
+  }
 }
 
 int Connection::PollOnce() {

@@ -110,28 +110,43 @@ class Connection {
   // Handles the completions waiting on the queue on the calling thread (any thread may;
   // the progress thread does the same). Returns how many it handled.
   int PollOnce();
-  // A caller about to poll for its own reply (ClientOptions::poll_for) holds a
-  // PollingScope: from Begin() until it stops polling, the progress thread stays off
-  // the completion queue and Submit does not wake it, so a request costs no thread
-  // wake-up on this side. Submit(..., scope) begins it once the request holds a call
-  // slot, never before: a caller blocked waiting for a slot does not poll, and holding
-  // the queue then would leave the calls that must free a slot without anyone to
-  // complete them. End() (or the destructor) hands the queue back.
+  // A synchronous caller that takes its own reply off the completion queue holds a
+  // PollingScope, in one of two ways:
+  // - kSpin (ClientOptions::poll_for): it polls the queue without sleeping;
+  // - kLead (the default): it drives the queue as the progress thread would, sleeping in
+  //   the fabric's Wait, when no other thread drives it (DriveUntil). Only one thread
+  //   drives the queue's blocking Wait at a time: the progress thread or one leading
+  //   caller; a caller that finds it taken waits on its own latch, as before.
+  // From Begin() until End(), the progress thread stays off the completion queue and
+  // Submit does not wake it, so a request costs no progress-thread wake-up on this side
+  // (docs/benchmarks.md, "The caller waits on the fabric"). Submit(..., scope) begins it
+  // once the request holds a call slot, never before: a caller blocked waiting for a
+  // slot does not poll, and holding the queue then would leave the calls that must free
+  // a slot without anyone to complete them. End() (or the destructor) hands the queue
+  // back, and wakes the progress thread when calls are still in flight.
   class PollingScope {
    public:
-    PollingScope(Connection* c, bool on) : c_(on ? c : nullptr) {}
+    enum class Mode { kOff, kSpin, kLead };
+    PollingScope(Connection* c, Mode mode) : c_(mode == Mode::kOff ? nullptr : c), mode_(mode) {}
+    PollingScope(Connection* c, bool spin) : PollingScope(c, spin ? Mode::kSpin : Mode::kOff) {}
     ~PollingScope() { End(); }
     PollingScope(const PollingScope&) = delete;
     PollingScope& operator=(const PollingScope&) = delete;
-    void Begin() {
-      if (c_ != nullptr && !begun_) c_->pollers_.fetch_add(1);
-      begun_ = c_ != nullptr;
-    }
+    void Begin();
     void End();
+    // Whether this scope drives the queue's blocking Wait (kLead, begun, and no other
+    // thread drove it): the caller then waits with DriveUntil.
+    bool leading() const { return begun_ && mode_ == Mode::kLead; }
+    Mode mode() const { return mode_; }
    private:
     Connection* c_;
+    Mode mode_;
     bool begun_ = false;
+    bool nested_ = false;  // this thread already drives the queue (a callback's own call)
   };
+  // Handles completions on the calling thread, sleeping in the fabric's Wait between
+  // them, until `done()` is true. Only for the thread whose PollingScope is leading().
+  void DriveUntil(const std::function<bool()>& done);
   uint64_t node_id() const { return node_id_; }
   // The provider this connection runs on, and the one the server's HELLO reply named
   // ("" from servers that predate the field).
@@ -251,6 +266,15 @@ class Connection {
   size_t window_ = 0;
   std::atomic<int> reads_in_flight_{0};
   std::atomic<int> pollers_{0};  // callers polling the queue themselves (PollingScope)
+  // The thread in (or about to enter) the fabric's blocking Wait on this connection: the
+  // progress thread, or a leading caller (PollingScope kLead); none when nobody drives.
+  std::atomic<std::thread::id> driver_{};
+  // Takes driving for this thread when nobody drives; false when another thread does.
+  bool TryDrive() {
+    std::thread::id none;
+    return driver_.compare_exchange_strong(none, std::this_thread::get_id());
+  }
+  void StopDriving() { driver_.store(std::thread::id()); }
   std::vector<std::shared_ptr<void>> quarantine_;  // buffers of timed-out calls
   std::vector<ReadOp*> reads_;                     // one-sided reads in flight
   std::atomic<bool> stop_{false};

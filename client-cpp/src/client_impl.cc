@@ -60,8 +60,16 @@ bool ClientImpl::MayRetry(Repeat repeat, const Status& st, bool sent, bool sessi
   return false;
 }
 
+Connection::PollingScope::Mode ClientImpl::WaitMode() const {
+  using Mode = Connection::PollingScope::Mode;
+  if (options_.poll_for.count() > 0) return Mode::kSpin;
+  return options_.caller_waits ? Mode::kLead : Mode::kOff;
+}
+
 void ClientImpl::Await(CallLatch& done, Connection::PollingScope* polling) {
-  if (options_.poll_for.count() > 0) {
+  if (polling->leading()) {
+    Pick()->DriveUntil([&done] { return done.Ready(); });
+  } else if (polling->mode() == Connection::PollingScope::Mode::kSpin) {
     const auto until = std::chrono::steady_clock::now() + options_.poll_for;
     while (!done.Ready()) {
       if (Pick()->PollOnce() == 0 && std::chrono::steady_clock::now() > until) break;
@@ -82,7 +90,7 @@ Status ClientImpl::Call(wire::Request& req, std::shared_ptr<CallResult>* out, Re
     if (!session.ok()) {
       result->status = session;
     } else {
-      Connection::PollingScope polling(Pick(), options_.poll_for.count() > 0);
+      Connection::PollingScope polling(Pick(), WaitMode());
       sent = Pick()->Submit(req, [result](const Status& st, const wire::Response& r) {
         result->status = st;
         result->resp = r;
@@ -261,7 +269,7 @@ StatusOr<ObjectMeta> ClientImpl::ListRecords(const std::string& ns, const std::s
 
 Status ClientImpl::ReadRecord(const RecordRef& r, Buffer* dst, size_t dst_offset) {
   auto result = std::make_shared<CallResult>();
-  Connection::PollingScope polling(Pick(), options_.poll_for.count() > 0);
+  Connection::PollingScope polling(Pick(), WaitMode());
   polling.Begin();  // a one-sided read takes no call slot: nothing to wait for first
   ReadRecordAsync(r, dst, dst_offset, [result](Status st) {
     result->status = std::move(st);

@@ -139,10 +139,13 @@ class ClientImpl : public Client {
   struct AsyncWrite;
   void SubmitWrite(const std::shared_ptr<AsyncWrite>& w, int attempt);
   Status CheckNode(const GlobalAddress& addr) const;
-  // Waits for `done`: first polling the fabric on this thread for options.poll_for (the
-  // reply is then handled here, not handed over by the progress thread), then ends
-  // `polling` (taken before the submission) and sleeps.
+  // Waits for `done`: driving the fabric on this thread while `polling` leads, or first
+  // polling it for options.poll_for (the reply is then handled here, not handed over by
+  // the progress thread), then ends `polling` (taken before the submission) and sleeps.
   void Await(CallLatch& done, Connection::PollingScope* polling);
+  // How a blocking call waits for its reply: spinning (options.poll_for), leading the
+  // queue (options.caller_waits), or asleep on its latch.
+  Connection::PollingScope::Mode WaitMode() const;
 
   // The calling thread's connection: one of lanes_, by a per-thread index plus this
   // client's random first_lane_ (so that processes with fewer threads than lanes do not

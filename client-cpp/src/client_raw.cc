@@ -39,6 +39,12 @@ StatusOr<std::unique_ptr<Client>> Client::Connect(const std::string& server,
       o.poll_for = std::chrono::microseconds(us);
     }
   }
+  if (const char* env = std::getenv("RPMP_CLIENT_CALLER_WAITS"); env != nullptr && *env != '\0') {
+    std::string v = env;
+    if (v != "0" && v != "1")
+      return Status::InvalidArgument("RPMP_CLIENT_CALLER_WAITS must be 0 or 1, not '" + v + "'");
+    if (v == "0") o.caller_waits = false;
+  }
   if (o.connections == 0) {
     if (const char* env = std::getenv("RPMP_CLIENT_CONNECTIONS"); env != nullptr && *env != '\0') {
       char* end = nullptr;

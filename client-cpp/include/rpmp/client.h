@@ -8,8 +8,10 @@
 // to max_inline travel inside the request frame instead).
 //
 // Every call has a blocking form returning Status, and an asynchronous form taking a
-// callback (run on the client's progress thread: keep it short, never block in it,
-// never call a blocking Client method from it) or returning a std::future. Each call
+// callback (run on the client's progress thread, or on a thread of the same client
+// waiting in a blocking call, which handles the completions it meets: keep it short,
+// never block in it, never call a blocking Client method from it) or returning a
+// std::future. Each call
 // fails with DeadlineExceeded after ClientOptions::timeout. No exception leaves the
 // library. A Client is thread-safe: any number of threads may issue calls at once.
 #pragma once
@@ -59,6 +61,14 @@ struct ClientOptions {
   // latency-critical callers (it keeps a core busy while waiting). 0: sleep at once,
   // unless $RPMP_CLIENT_POLL_US sets a value (docs/benchmarks.md, key-value section).
   std::chrono::microseconds poll_for{0};
+  // A blocking call that does not poll waits for its reply on the fabric itself (asleep
+  // in the completion queue's wait, as the progress thread would) whenever no other
+  // thread does, and so handles the reply on the thread that wants it: one thread
+  // wake-up per call on this side instead of three (docs/benchmarks.md, "The caller
+  // waits on the fabric"). Other calls' completions it meets are handled there too, as
+  // the progress thread would. false: always hand replies over through the progress
+  // thread; $RPMP_CLIENT_CALLER_WAITS=0 sets false.
+  bool caller_waits = true;
   // Connections to the server's data shards (docs/sharding.md): the first goes to the
   // address given, which names the others in its HELLO reply; with fewer connections
   // than shards, calls use consecutive shards from a random first one, so that clients

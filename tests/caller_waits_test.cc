@@ -1,0 +1,173 @@
+// Integration: a blocking caller that waits for its reply on the fabric itself
+// (ClientOptions::caller_waits, the default), against a real rpmp-server. The progress
+// thread stays asleep while callers take their own replies; calls of other threads,
+// asynchronous calls and deadlines still complete when the leading caller leaves or the
+// server stops answering.
+#include <signal.h>
+
+#include <catch2/catch.hpp>
+#include <atomic>
+#include <chrono>
+#include <cstring>
+#include <dirent.h>
+#include <fstream>
+#include <future>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "rpmp/client.h"
+#include "tests/server_process.h"
+
+namespace rpmp {
+namespace {
+
+using testing::ServerProcess;
+
+// Voluntary context switches of this process's threads named `name` (each one a sleep
+// that ended in a wake-up), summed.
+long VoluntarySwitches(const std::string& name) {
+  long sum = 0;
+  DIR* d = opendir("/proc/self/task");
+  REQUIRE(d != nullptr);
+  while (dirent* e = readdir(d)) {
+    if (e->d_name[0] == '.') continue;
+    std::string dir = std::string("/proc/self/task/") + e->d_name;
+    std::string comm;
+    std::getline(std::ifstream(dir + "/comm") >> std::ws, comm);
+    if (comm != name) continue;
+    std::ifstream status(dir + "/status");
+    for (std::string line; std::getline(status, line);)
+      if (line.rfind("voluntary_ctxt_switches:", 0) == 0) sum += std::stol(line.substr(24));
+  }
+  closedir(d);
+  return sum;
+}
+
+std::unique_ptr<Client> Connect(const ServerProcess& s, bool caller_waits,
+                                std::chrono::milliseconds timeout = std::chrono::seconds(20)) {
+  ClientOptions o;
+  o.timeout = timeout;
+  o.caller_waits = caller_waits;
+  o.connections = 1;  // one connection, so one progress thread to watch
+  auto c = Client::Connect(s.address(), o);
+  REQUIRE(c.ok());
+  return std::move(c).value();
+}
+
+// Wake-ups of the client's progress thread over `calls` blocking 4 KiB put+get pairs.
+long ProgressWakeups(Client* c, int calls) {
+  std::string v(4096, 'w');
+  long before = VoluntarySwitches("rpmp-progress");
+  for (int i = 0; i < calls; i++) {
+    REQUIRE(c->Put("wake", "k" + std::to_string(i % 16), v.data(), v.size()).ok());
+    StatusOr<std::string> g = c->Get("wake", "k" + std::to_string(i % 16));
+    REQUIRE(g.ok());
+    REQUIRE(*g == v);
+  }
+  return VoluntarySwitches("rpmp-progress") - before;
+}
+
+TEST_CASE("a blocking caller takes its own reply: the progress thread stays asleep") {
+  ServerProcess server("256m");
+  REQUIRE(server.Start());
+  const int pairs = 400;  // 800 calls
+  long handed_over, waited;
+  {
+    auto c = Connect(server, /*caller_waits=*/false);
+    handed_over = ProgressWakeups(c.get(), pairs);
+  }
+  {
+    auto c = Connect(server, /*caller_waits=*/true);
+    waited = ProgressWakeups(c.get(), pairs);
+  }
+  INFO("progress thread wake-ups over " << 2 * pairs << " calls: handed over " << handed_over
+                                        << ", caller waits " << waited);
+  // Handing over wakes the progress thread at least once per call (for the reply). A
+  // caller that waits itself leaves it to its 50 ms deadline checks.
+  CHECK(handed_over >= 2 * pairs);
+  CHECK(waited < pairs / 4);
+}
+
+TEST_CASE("callers waiting on the fabric, other threads' calls and async calls all complete") {
+  // Four threads share one connection: at most one leads the queue, the others wait on
+  // their latches and are answered by whoever drives; asynchronous puts go beside them.
+  // A lost hand-over (nobody driving while calls are in flight) leaves calls to time
+  // out, which the 30 s timeout against the 10 s bound below would show.
+  ServerProcess server("512m");
+  REQUIRE(server.Start());
+  auto c = Connect(server, true, std::chrono::seconds(30));
+  std::vector<Buffer> bufs;
+  for (int i = 0; i < 64; i++) {
+    StatusOr<Buffer> b = c->AllocBuffer(65536);
+    REQUIRE(b.ok());
+    std::memset(b->data(), 'a' + i % 26, 65536);
+    b->set_size(65536);
+    bufs.push_back(std::move(*b));
+  }
+  const auto start = std::chrono::steady_clock::now();
+  std::atomic<int> failures{0};
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 4; t++) {
+    threads.emplace_back([&, t] {
+      for (int i = 0; i < 150; i++) {
+        std::string key = "t" + std::to_string(t) + "-" + std::to_string(i);
+        std::string v(i % 3 == 0 ? 100000 : 4096, static_cast<char>('A' + t));
+        if (!c->Put("mix", key, v.data(), v.size()).ok()) failures++;
+        StatusOr<std::string> g = c->Get("mix", key);
+        if (!g.ok() || *g != v) failures++;
+      }
+    });
+  }
+  std::vector<std::future<Status>> async;
+  for (int i = 0; i < 64; i++) async.push_back(c->PutFuture("mix", "a" + std::to_string(i), bufs[i]));
+  for (auto& th : threads) th.join();
+  for (auto& f : async) CHECK(f.get().ok());
+  CHECK(failures.load() == 0);
+  CHECK(std::chrono::steady_clock::now() - start < std::chrono::seconds(10));
+  StatusOr<std::string> g = c->Get("mix", "a63");
+  REQUIRE(g.ok());
+  CHECK(*g == std::string(65536, 'a' + 63 % 26));
+}
+
+TEST_CASE("a caller waiting on the fabric of a paused server ends at its deadline, then carries on") {
+  ServerProcess server("256m");
+  REQUIRE(server.Start());
+  auto c = Connect(server, true, std::chrono::milliseconds(1500));
+  std::string v(4096, 'p');
+  REQUIRE(c->Put("pause", "k", v.data(), v.size()).ok());
+  REQUIRE(server.Signal(SIGSTOP));
+  const auto start = std::chrono::steady_clock::now();
+  StatusOr<std::string> g = c->Get("pause", "k");
+  const auto took = std::chrono::steady_clock::now() - start;
+  REQUIRE(server.Signal(SIGCONT));
+  INFO(g.status().ToString());
+  CHECK(g.status().code() == StatusCode::kDeadlineExceeded);
+  CHECK(took >= std::chrono::milliseconds(1400));
+  CHECK(took < std::chrono::seconds(5));
+  // The same client goes on: later calls (a new session if needed) are answered.
+  Status st;
+  for (int i = 0; i < 5; i++) {
+    StatusOr<std::string> again = c->Get("pause", "k");
+    st = again.status();
+    if (again.ok()) {
+      CHECK(*again == v);
+      break;
+    }
+  }
+  CHECK(st.ok());
+}
+
+TEST_CASE("a bad RPMP_CLIENT_CALLER_WAITS is refused with a message naming it") {
+  ServerProcess server("128m");
+  REQUIRE(server.Start());
+  setenv("RPMP_CLIENT_CALLER_WAITS", "yes", 1);
+  auto c = Client::Connect(server.address(), ClientOptions());
+  unsetenv("RPMP_CLIENT_CALLER_WAITS");
+  REQUIRE_FALSE(c.ok());
+  CHECK(c.status().code() == StatusCode::kInvalidArgument);
+  CHECK(c.status().message().find("RPMP_CLIENT_CALLER_WAITS") != std::string::npos);
+}
+
+}  // namespace
+}  // namespace rpmp
