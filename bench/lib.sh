@@ -2,7 +2,7 @@
 # loopback port, a poll with a deadline, and the list of processes a script started,
 # stopped by bench_stop_all (which the scripts call from their EXIT trap).
 # Callers: bench/kv/run-kv-bench.sh, bench/kv/run-compaction-bench.sh,
-# bench/security_overhead.sh.
+# bench/kv/caller_waits_ab.sh, bench/security_overhead.sh.
 
 bench_pids=()
 
@@ -17,6 +17,15 @@ wait_for() {
   until "$@" >/dev/null 2>&1; do
     [ $SECONDS -lt $deadline ] || { echo "$(basename "$0"): timed out waiting for $what" >&2; exit 1; }
     sleep 0.1
+  done
+}
+
+# require_bins BIN_DIR NAME...: exits 1, naming the first missing one, unless every NAME is
+# an executable in BIN_DIR (the build's bin/).
+require_bins() {
+  local dir=$1 b; shift
+  for b in "$@"; do
+    [ -x "$dir/$b" ] || { echo "$(basename "$0"): $dir/$b is missing (build first)" >&2; exit 1; }
   done
 }
 

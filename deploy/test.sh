@@ -51,7 +51,7 @@ if [ "$quick" -eq 0 ]; then
   # tests and session_fuzz_short run here).
   ASAN_OPTIONS=detect_leaks=0:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
     ctest --test-dir build-asan --output-on-failure -j 2 --timeout 900 \
-      -E "^(hello_flood_test|chaos_short|chaos_sharded_short|chaos_split_short|chaos_failed_seeds|prometheus_scrapes_local_cluster|debian_packages_install_and_run|deploy_guide_on_network_namespaces|kv_bench_smoke|cluster_append_ab_smoke|provider_ab_smoke|proxy_go_test)$"
+      -E "^(hello_flood_test|chaos_short|chaos_sharded_short|chaos_split_short|chaos_failed_seeds|prometheus_scrapes_local_cluster|debian_packages_install_and_run|deploy_guide_on_network_namespaces|kv_bench_smoke|caller_waits_ab_smoke|cluster_append_ab_smoke|provider_ab_smoke|proxy_go_test)$"
   phase "fuzz the wire decoder (libFuzzer, 60 s)"
   CC=clang CXX=clang++ BUILD_DIR=build-fuzz deploy/build.sh -DRPMP_FUZZ=ON
   mkdir -p build-fuzz/corpus

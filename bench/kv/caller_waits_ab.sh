@@ -12,11 +12,9 @@ set -euo pipefail
 cd "$(dirname "$0")/../.."
 build=${1:-build}
 bin="$build/bin"
-for b in rpmp-server rpmp-kv-bench; do
-  [ -x "$bin/$b" ] || { echo "caller_waits_ab: $bin/$b is missing (build first)" >&2; exit 1; }
-done
-command -v redis-server >/dev/null || { echo "caller_waits_ab: redis-server is missing (deploy/install-deps.sh)" >&2; exit 1; }
 source bench/lib.sh
+require_bins "$bin" rpmp-server rpmp-kv-bench
+command -v redis-server >/dev/null || { echo "caller_waits_ab: redis-server is missing (deploy/install-deps.sh)" >&2; exit 1; }
 work=$(mktemp -d /tmp/rpmp-caller-waits.XXXXXX)
 pool="/dev/shm/rpmp-caller-waits-$$.pool"
 trap 'bench_stop_all; rm -rf "$work" "$pool"' EXIT

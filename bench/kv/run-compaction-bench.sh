@@ -13,13 +13,11 @@ set -euo pipefail
 cd "$(dirname "$0")/../.."
 build=${1:-build}
 bin="$build/bin"
-for b in rpmp-server rpmp-compaction-bench; do
-  [ -x "$bin/$b" ] || { echo "run-compaction-bench: $bin/$b is missing (build first)" >&2; exit 1; }
-done
+source bench/lib.sh
+require_bins "$bin" rpmp-server rpmp-compaction-bench
 work=$(mktemp -d /tmp/rpmp-compaction-bench.XXXXXX)
 pool1="/dev/shm/rpmp-compaction-bench-$$-1.pool"
 pool2="/dev/shm/rpmp-compaction-bench-$$-2.pool"
-source bench/lib.sh
 cleanup() {
   bench_stop_all
   rm -rf "$work" "$pool1" "$pool2"
