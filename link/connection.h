@@ -128,7 +128,6 @@ class Connection {
    public:
     enum class Mode { kOff, kSpin, kLead };
     PollingScope(Connection* c, Mode mode) : c_(mode == Mode::kOff ? nullptr : c), mode_(mode) {}
-    PollingScope(Connection* c, bool spin) : PollingScope(c, spin ? Mode::kSpin : Mode::kOff) {}
     ~PollingScope() { End(); }
     PollingScope(const PollingScope&) = delete;
     PollingScope& operator=(const PollingScope&) = delete;

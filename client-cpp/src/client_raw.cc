@@ -43,7 +43,7 @@ StatusOr<std::unique_ptr<Client>> Client::Connect(const std::string& server,
     std::string v = env;
     if (v != "0" && v != "1")
       return Status::InvalidArgument("RPMP_CLIENT_CALLER_WAITS must be 0 or 1, not '" + v + "'");
-    if (v == "0") o.caller_waits = false;
+    o.caller_waits = v == "1";
   }
   if (o.connections == 0) {
     if (const char* env = std::getenv("RPMP_CLIENT_CONNECTIONS"); env != nullptr && *env != '\0') {

@@ -67,7 +67,7 @@ struct ClientOptions {
   // wake-up per call on this side instead of three (docs/benchmarks.md, "The caller
   // waits on the fabric"). Other calls' completions it meets are handled there too, as
   // the progress thread would. false: always hand replies over through the progress
-  // thread; $RPMP_CLIENT_CALLER_WAITS=0 sets false.
+  // thread. $RPMP_CLIENT_CALLER_WAITS (0 or 1), when set, overrides it.
   bool caller_waits = true;
   // Connections to the server's data shards (docs/sharding.md): the first goes to the
   // address given, which names the others in its HELLO reply; with fewer connections
