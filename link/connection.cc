@@ -86,6 +86,7 @@ StatusOr<std::unique_ptr<Connection>> Connection::OpenOn(const std::string& serv
 Status Connection::StartProgressAndHello() {
   progress_ = std::thread([this] {
     NameThisThread("rpmp-progress");
+    progress_id_.store(std::this_thread::get_id());
     ProgressLoop();
   });
   std::lock_guard<std::mutex> lock(hello_mu_);
@@ -355,31 +356,47 @@ void Connection::ExpireReads(std::chrono::steady_clock::time_point now) {
                                 std::to_string(options_.timeout.count()) + " ms"));
 }
 
-void Connection::ProgressLoop() {
-  Completion comps[32];
-  auto last_expire = std::chrono::steady_clock::now();
-  while (!stop_.load()) {
-    {
-      std::unique_lock<std::mutex> lock(mu_);
-      work_cv_.wait_for(lock, std::chrono::milliseconds(50), [this] {
-        return stop_.load() || (pollers_.load() == 0 && (active_ > 0 || reads_in_flight_.load() > 0));
-      });
-    }
-    // Else a polling or leading caller handles every completion. A caller that took
-    // the queue between the check and TryDrive leads: back to the condition variable.
-    if (pollers_.load() == 0 && TryDrive()) {
-      int n = fabric_->Wait(comps, 32, 2);
-      StopDriving();
-      for (int i = 0; i < n; i++) OnCompletion(comps[i]);
-    }
-    auto now = std::chrono::steady_clock::now();
-    if (now - last_expire > std::chrono::milliseconds(10)) {
-      ExpireCalls();
-      ExpireReads(now);
-      last_expire = now;
-    }
+// One round of the progress thread's work: sleeps until there is work for it (or
+// `woken()`, or at most `nap`), takes the completion queue unless a caller holds it,
+// and answers calls and reads past their deadline every 10 ms. Progress thread only.
+void Connection::ProgressRound(std::chrono::milliseconds nap, const std::function<bool()>& woken) {
+  {
+    std::unique_lock<std::mutex> lock(mu_);
+    work_cv_.wait_for(lock, nap, [&] {
+      return stop_.load() || woken() ||
+             (pollers_.load() == 0 && (active_ > 0 || reads_in_flight_.load() > 0));
+    });
   }
-  // Fail whatever is left so no caller waits forever.
+  // Else a polling or leading caller handles every completion. A caller that took
+  // the queue between the check and TryDrive leads: back to the condition variable.
+  if (pollers_.load() == 0 && TryDrive()) {
+    Completion comps[32];
+    int n = fabric_->Wait(comps, 32, 2);
+    StopDriving();
+    for (int i = 0; i < n; i++) OnCompletion(comps[i]);
+  }
+  auto now = std::chrono::steady_clock::now();
+  if (now - last_expire_ > std::chrono::milliseconds(10)) {
+    ExpireCalls();
+    ExpireReads(now);
+    last_expire_ = now;
+  }
+}
+
+void Connection::ProgressLoop() {
+  while (!stop_.load()) ProgressRound(std::chrono::milliseconds(50), [] { return false; });
+  FailAllInFlight();
+}
+
+void Connection::ProgressUntil(const std::function<bool()>& done) {
+  // Naps of 2 ms: a leading caller that completes this call sets `done` without
+  // waking the condition variable.
+  while (!done() && !stop_.load()) ProgressRound(std::chrono::milliseconds(2), done);
+  if (!done()) FailAllInFlight();  // closing: the progress loop's end would come too late
+}
+
+// Fails whatever is left so no caller waits forever (the client is closing).
+void Connection::FailAllInFlight() {
   for (auto& c : calls_) {
     bool pending;
     {

@@ -146,6 +146,15 @@ class Connection {
   // Handles completions on the calling thread, sleeping in the fabric's Wait between
   // them, until `done()` is true. Only for the thread whose PollingScope is leading().
   void DriveUntil(const std::function<bool()>& done);
+  // Whether the calling thread is this connection's progress thread: a completion
+  // callback running there.
+  bool OnProgressThread() const { return progress_id_.load() == std::this_thread::get_id(); }
+  // For a blocking call made from a completion callback on the progress thread (against
+  // the contract: `done` must not block). Nobody else would drive the queue or enforce
+  // deadlines while the progress thread waits, so it does the progress loop's work
+  // itself until `done()`: completions, deadlines, and on close the failing of what is
+  // left. Progress thread only.
+  void ProgressUntil(const std::function<bool()>& done);
   uint64_t node_id() const { return node_id_; }
   // The provider this connection runs on, and the one the server's HELLO reply named
   // ("" from servers that predate the field).
@@ -181,6 +190,8 @@ class Connection {
   // shard ports, so ask the primary where this shard is now and move there. hello_mu_ held.
   void RepointShard();
   void ProgressLoop();
+  void ProgressRound(std::chrono::milliseconds nap, const std::function<bool()>& woken);
+  void FailAllInFlight();
   void OnCompletion(const Completion& c);
   void OnResponse(RecvSlot* r, size_t len, PeerAddr src);
   void ExpireCalls();
@@ -232,6 +243,7 @@ class Connection {
   mutable std::mutex peer_host_mu_;  // guards peer_host_ (PeerIsGone reads it)
   HostPort peer_host_;
   std::chrono::steady_clock::time_point last_probe_{};  // progress thread only
+  std::chrono::steady_clock::time_point last_expire_{};  // progress thread only
   uint64_t node_id_ = 0;
   std::string server_provider_;
   size_t max_inline_ = 0;
@@ -278,6 +290,7 @@ class Connection {
   std::vector<ReadOp*> reads_;                     // one-sided reads in flight
   std::atomic<bool> stop_{false};
   std::thread progress_;
+  std::atomic<std::thread::id> progress_id_{};  // set by the progress thread itself
 };
 
 }  // namespace rpmp

@@ -3,6 +3,7 @@
 // thread stays asleep while callers take their own replies; calls of other threads,
 // asynchronous calls and deadlines still complete when the leading caller leaves or the
 // server stops answering.
+#include <pthread.h>
 #include <signal.h>
 
 #include <catch2/catch.hpp>
@@ -187,6 +188,58 @@ TEST_CASE("a completion callback that makes a blocking call (against the rule) i
     REQUIRE(st.ok());
   }
   CHECK(std::chrono::steady_clock::now() - start < std::chrono::seconds(10));
+}
+
+TEST_CASE("a blocking call in a callback on the progress thread still ends at its deadline") {
+  // The callback runs on the progress thread (the main thread makes no call meanwhile,
+  // so nobody else takes the reply), and its blocking get goes to a paused server.
+  // Nobody but the progress thread enforces deadlines: it must do so while it waits in
+  // the callback, else the get waits for the server for ever.
+  ServerProcess server("128m");
+  REQUIRE(server.Start());
+  auto c = Connect(server, true, std::chrono::milliseconds(1500));
+  std::string v(4096, 'd');
+  REQUIRE(c->Put("deadline", "k", v.data(), v.size()).ok());
+  StatusOr<Buffer> out = c->AllocBuffer(4096);
+  REQUIRE(out.ok());
+  std::promise<bool> entered, paused;
+  std::future<bool> entered_f = entered.get_future();
+  std::shared_future<bool> paused_f = paused.get_future().share();
+  std::promise<Status> inner;
+  std::future<Status> inner_done = inner.get_future();
+  std::atomic<bool> on_progress{false};
+  c->GetAsync("deadline", "k", &*out, [&](Status st) {
+    char name[16] = {0};
+    pthread_getname_np(pthread_self(), name, sizeof(name));
+    on_progress = std::string(name) == "rpmp-progress";
+    entered.set_value(st.ok());
+    paused_f.wait();
+    StatusOr<std::string> g = c->Get("deadline", "k");  // blocking, inside the callback
+    inner.set_value(g.status());
+  });
+  REQUIRE(entered_f.wait_for(std::chrono::seconds(10)) == std::future_status::ready);
+  REQUIRE(entered_f.get());
+  REQUIRE(server.Signal(SIGSTOP));
+  const auto start = std::chrono::steady_clock::now();
+  paused.set_value(true);
+  // Should the get never end, the server resumes before the test fails, so that the
+  // callback returns and the client can close.
+  bool ended = inner_done.wait_for(std::chrono::seconds(10)) == std::future_status::ready;
+  const auto took = std::chrono::steady_clock::now() - start;
+  REQUIRE(server.Signal(SIGCONT));
+  // The callback holds references into this frame: let it return before failing.
+  if (!ended) inner_done.wait_for(std::chrono::seconds(30));
+  CHECK(on_progress.load());
+  REQUIRE(ended);
+  Status st = inner_done.get();
+  INFO(st.ToString());
+  CHECK(st.code() == StatusCode::kDeadlineExceeded);
+  CHECK(took >= std::chrono::milliseconds(1400));
+  // The client goes on after the callback returned.
+  StatusOr<std::string> g = c->Get("deadline", "k");
+  for (int i = 0; i < 5 && !g.ok(); i++) g = c->Get("deadline", "k");
+  REQUIRE(g.ok());
+  CHECK(*g == v);
 }
 
 TEST_CASE("RPMP_CLIENT_CALLER_WAITS overrides the option both ways") {

@@ -67,7 +67,12 @@ Connection::PollingScope::Mode ClientImpl::WaitMode() const {
 }
 
 void ClientImpl::Await(CallLatch& done, Connection::PollingScope* polling) {
-  if (polling->leading()) {
+  if (Pick()->OnProgressThread()) {
+    // A blocking call from a completion callback (against Client's contract): this
+    // thread is the one that would complete it, so it does the progress loop's work.
+    polling->End();
+    Pick()->ProgressUntil([&done] { return done.Ready(); });
+  } else if (polling->leading()) {
     Pick()->DriveUntil([&done] { return done.Ready(); });
   } else if (polling->mode() == Connection::PollingScope::Mode::kSpin) {
     const auto until = std::chrono::steady_clock::now() + options_.poll_for;
