@@ -79,8 +79,10 @@ bool OpenEndpoint(const std::string& provider, bool listen, size_t slot_bytes, E
 }
 
 // Waits for completions (sleeping or spinning); returns how many.
-int Next(Fabric* f, Completion* c, int max, bool spin) {
-  return spin ? f->Poll(c, max) : f->Wait(c, max, 50);
+// `idle_expected`: what the queue held was handled and the caller waits for a reply (as
+// a leading caller of link/Connection::DriveUntil does).
+int Next(Fabric* f, Completion* c, int max, bool spin, bool idle_expected = false) {
+  return spin ? f->Poll(c, max) : f->Wait(c, max, 50, idle_expected);
 }
 
 // One mode's run; false when the fabric failed.
@@ -145,9 +147,10 @@ bool Run(const std::string& provider, int clients, size_t request, size_t reply,
           failed = true;
           break;
         }
-        bool sent = false, answered = false;
+        bool sent = false, answered = false, handled = false;
         while ((!sent || !answered) && !failed.load()) {
-          int n = Next(ep.fabric.get(), c, 16, spin);
+          int n = Next(ep.fabric.get(), c, 16, spin, handled);
+          handled = true;
           for (int k = 0; k < n; k++) {
             if (!c[k].status.ok()) failed = true;
             else if (c[k].ctx->kind == OpKind::kSend) sent = true;

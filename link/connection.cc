@@ -453,9 +453,13 @@ void Connection::DriveUntil(const std::function<bool()>& done) {
   Completion comps[16];
   // Wakes at least every 2 ms: a deadline the progress thread enforces (ExpireCalls)
   // finishes this caller's call without a completion to wake it.
+  // After the first round this caller has handled what the queue held and waits for
+  // something new: Wait may clear its signal before reading the queue (idle_expected).
+  bool handled = false;
   while (!done() && !stop_.load()) {
-    int n = fabric_->Wait(comps, 16, 2);
+    int n = fabric_->Wait(comps, 16, 2, handled);
     for (int i = 0; i < n; i++) OnCompletion(comps[i]);
+    handled = true;
   }
 }
 

@@ -183,7 +183,10 @@ class Fabric {
   // has a wait object; otherwise polls for that long. One thread should do all the
   // waiting (the progress thread): posts from other threads wake it, because with
   // manual-progress providers an operation moves only while someone drives the CQ.
-  int Wait(Completion* out, int max, int timeout_ms);
+  // `idle_expected`: the caller just handled what the queue held and waits for something
+  // new (a leading caller's reply): the first check then also clears the wait signal
+  // instead of reading the queue once more before it (one system call fewer per sleep).
+  int Wait(Completion* out, int max, int timeout_ms, bool idle_expected = false);
 
   const ProviderTraits& traits() const { return *traits_; }
   const fi_info* info() const { return info_; }

@@ -190,18 +190,27 @@ void Fabric::WakeIfNotWaiter() {
   (void)!::write(event_fd_, &one, sizeof(one));
 }
 
-int Fabric::Wait(Completion* out, int max, int timeout_ms) {
+int Fabric::Wait(Completion* out, int max, int timeout_ms, bool idle_expected) {
   waiter_.store(std::this_thread::get_id(), std::memory_order_relaxed);
   const uint64_t posts_seen = posts_.load();
-  int n = Poll(out, max);
-  if (n > 0 || timeout_ms <= 0) return n;
+  int n = 0;
+  bool read_first = !idle_expected || wait_set_ == nullptr || timeout_ms <= 0;
+  if (!read_first) {
+    std::lock_guard<std::mutex> lock(mu_);
+    read_first = !deferred_.empty() || !failed_.empty();  // Poll retries or reports them
+  }
+  if (read_first) {
+    n = Poll(out, max);
+    if (n > 0 || timeout_ms <= 0) return n;
+  }
   if (wait_fd_ >= 0) {
-    if (wait_set_ != nullptr) {
-      // The provider's fi_trywait would leave the signal of an earlier completion set
-      // (providers.h, own_wait_set): clear it here (a zero-timeout fi_wait runs the set's
-      // try step and returns), then read what completed before the clear. A completion
-      // after it sets the signal again, so poll(2) below cannot miss it.
-      (void)fi_wait(wait_set_, 0);
+    // The provider's fi_trywait would leave the signal of an earlier completion set
+    // (providers.h, own_wait_set): clear it here. A zero-timeout fi_wait runs the set's
+    // try step: it clears the signal, then drives the provider's progress and checks the
+    // queue, and times out only when the queue is empty after the clear. A completion
+    // that comes later sets the signal again, so poll(2) below cannot miss it. When the
+    // queue holds something, read it instead of sleeping.
+    if (wait_set_ != nullptr && fi_wait(wait_set_, 0) != -FI_ETIMEDOUT) {
       n = Poll(out, max);
       if (n > 0) return n;
     }

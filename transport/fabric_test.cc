@@ -126,8 +126,11 @@ TEST_CASE("the native TCP provider (net or tcp) moves messages and RMA both ways
 // Wait() sleeps while nothing happens, also after completions have come (libfabric
 // 1.17's net never cleared the CQ's signal in fi_trywait: Wait returned at once,
 // forever, and progress threads spun), and wakes for a message that arrives.
-void CheckWaitSleepsAndWakes(const std::string& provider) {
-  INFO("provider " << provider);
+// With `idle_expected` every Wait of the server clears the wait signal before it reads
+// the queue (as a leading caller does): the same must hold, and a message already
+// waiting is returned at once.
+void CheckWaitSleepsAndWakes(const std::string& provider, bool idle_expected) {
+  INFO("provider " << provider << ", idle_expected " << idle_expected);
   Pair p = Connect(provider);
   std::vector<char> server_mem(4096), client_mem(4096);
   auto smr = p.server->Register(server_mem.data(), server_mem.size());
@@ -147,7 +150,7 @@ void CheckWaitSleepsAndWakes(const std::string& provider) {
   auto until = std::chrono::steady_clock::now() + std::chrono::milliseconds(300);
   int calls = 0, completions = 0;
   while (std::chrono::steady_clock::now() < until) {
-    completions += p.server->Wait(c, 8, 100);
+    completions += p.server->Wait(c, 8, 100, idle_expected);
     calls++;
   }
   clock_gettime(CLOCK_THREAD_CPUTIME_ID, &cpu1);
@@ -173,20 +176,41 @@ void CheckWaitSleepsAndWakes(const std::string& provider) {
   auto t0 = std::chrono::steady_clock::now();
   bool got = false;
   while (!got && std::chrono::steady_clock::now() - t0 < std::chrono::seconds(10)) {
-    int n = p.server->Wait(c, 8, 5000);
+    int n = p.server->Wait(c, 8, 5000, idle_expected);
     for (int i = 0; i < n; i++) got = got || c[i].ctx == &recv2;
   }
   auto waited = std::chrono::steady_clock::now() - t0;
   sender.join();
   CHECK(got);
   CHECK(waited < std::chrono::milliseconds(2500));  // not a timed-out wait
+
+  // Two messages that arrived while nobody waited (their sends completed on the client):
+  // Waits that take one completion at a time return both at once, not at their timeout,
+  // also the second, which sits in the queue with the wait signal already cleared.
+  OpContext recv3[2], send3[2];
+  for (int i = 0; i < 2; i++)
+    REQUIRE(p.server->PostRecv(&recv3[i], server_mem.data() + 64 * (i + 1), 64, (*smr)->desc()).ok());
+  for (int i = 0; i < 2; i++) {
+    REQUIRE(p.client->Send(&send3[i], p.to_server, client_mem.data(), 4, (*cmr)->desc()).ok());
+    REQUIRE(AwaitOne(*p.client, *p.client, &send3[i]).status.ok());
+  }
+  t0 = std::chrono::steady_clock::now();
+  int received = 0;
+  while (received < 2 && std::chrono::steady_clock::now() - t0 < std::chrono::seconds(10)) {
+    int n = p.server->Wait(c, 1, 5000, idle_expected);
+    for (int i = 0; i < n; i++) received += c[i].ctx == &recv3[0] || c[i].ctx == &recv3[1];
+  }
+  CHECK(received == 2);
+  CHECK(std::chrono::steady_clock::now() - t0 < std::chrono::milliseconds(2500));
 }
 
 TEST_CASE("Wait sleeps when idle after traffic and wakes for a message (native TCP and RxM)") {
   std::string native = NativeTcpProvider();
   REQUIRE_FALSE(native.empty());
-  CheckWaitSleepsAndWakes(native);
-  CheckWaitSleepsAndWakes("tcp;ofi_rxm");
+  for (bool idle_expected : {false, true}) {
+    CheckWaitSleepsAndWakes(native, idle_expected);
+    CheckWaitSleepsAndWakes("tcp;ofi_rxm", idle_expected);
+  }
 }
 
 int OpenFds() {
