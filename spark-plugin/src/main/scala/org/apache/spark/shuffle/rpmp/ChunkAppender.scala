@@ -2,8 +2,14 @@
 // from registered memory, zero-copy: hands out RegisteredSinks in pooled RpmpBuffers of the
 // connection each partition's appends go to (the first 32 bytes left for the header),
 // stamps each finished chunk's header (seq, cumulative data bytes, LAST) and appends it
-// with appendAsync tagged with the map attempt id, keeping at most maxPushesInFlight
-// appends pending; their buffers come back to the pool. Keeps the per-partition data sizes
+// with appendAsync tagged with the map attempt id; their buffers come back to the pool.
+// Memory: a new buffer is taken only while fewer than maxPushesInFlight appends are pending
+// (takeBuffer waits for the oldest otherwise), so a writer holds at most its open sinks
+// plus that many buffers in flight (plus the pooled ones of other placement groups). With
+// awaitWindowOnPush every push also waits while that many are pending: for a writer that
+// accounts its sinks as task memory and releases it at the push (PartitionBuffers), so that
+// what it released is freed soon. The others push whole sinks they already hold and do not
+// wait there: the bypass writer's end of task pushes one chunk per partition back to back. Keeps the per-partition data sizes
 // the MapStatus reports. The one append path of the plugin: every map writer's chunks go
 // through it (RpmpMapWriter.newAppender), on the task thread only. Cluster mode: appends go
 // to the group's current extent, and a chunk refused for space is appended again, whole, to
@@ -21,8 +27,9 @@ import io.rpmp.client.{RpmpBuffer, RpmpException}
 import org.apache.spark.shuffle.ShuffleWriteMetricsReporter
 
 /**
- * @param bufferBytes capacity of the pooled buffers (a chunk that outgrows one moves to a
- *                    bigger buffer once)
+ * @param bufferBytes       capacity of the pooled buffers (a chunk that outgrows one moves to
+ *                          a bigger buffer once)
+ * @param awaitWindowOnPush every push waits while maxPushesInFlight appends are pending
  */
 private[rpmp] final class ChunkAppender(
     coords: RpmpShuffleCoordinates,
@@ -31,7 +38,8 @@ private[rpmp] final class ChunkAppender(
     conf: RpmpConf,
     metrics: ShuffleWriteMetricsReporter,
     numPartitions: Int,
-    bufferBytes: Int) extends ChunkSinks[RegisteredSink] {
+    bufferBytes: Int,
+    awaitWindowOnPush: Boolean) extends ChunkSinks[RegisteredSink] {
 
   private val headerBytes = ShuffleChunk.HeaderSize
   private val header = new Array[Byte](ShuffleChunk.HeaderSize)
@@ -49,6 +57,9 @@ private[rpmp] final class ChunkAppender(
   private val free = mutable.Map.empty[(String, String), ArrayDeque[RpmpBuffer]]
 
   def chunksPushed: Long = chunks.iterator.map(_.toLong).sum
+
+  /** Appends issued and not yet awaited (tests of the window). */
+  private[rpmp] def pendingPushes: Int = pending.size
 
   override def openSink(p: Int, sizeHint: Int): RegisteredSink = {
     val server = coords.serverFor(p)
@@ -77,16 +88,18 @@ private[rpmp] final class ChunkAppender(
   }
 
   /**
-   * Stamps the header into buffer[0, 32) (its size already set) and appends the buffer, after
-   * waiting for the oldest appends while maxPushesInFlight are pending. The buffer is this
-   * appender's from here on, whatever happens.
+   * Stamps the header into buffer[0, 32) (its size already set) and appends the buffer (with
+   * awaitWindowOnPush, after waiting for the oldest appends while maxPushesInFlight are
+   * pending). The buffer is this appender's from here on, whatever happens.
    */
   private def push(p: Int, buffer: RpmpBuffer, dataBytes: Int, last: Boolean): Unit = {
     val server = coords.serverFor(p)
     val ns = writeNamespace(p)
     try {
       require(!sawLast(p), s"partition $p pushed after its LAST chunk")
-      while (pending.size >= conf.maxPushesInFlight) awaitOldest() // counts its own wait
+      if (awaitWindowOnPush) {
+        while (pending.size >= conf.maxPushesInFlight) awaitOldest() // counts its own wait
+      }
     } catch {
       case e: Throwable =>
         buffer.close()

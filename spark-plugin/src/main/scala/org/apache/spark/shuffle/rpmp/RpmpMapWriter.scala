@@ -49,9 +49,13 @@ private[spark] abstract class RpmpMapWriter[K, V, C](task: MapTask[K, V, C])
   protected def wrapStream(p: Int, out: OutputStream): OutputStream =
     SparkEnv.get.serializerManager.wrapStream(ShuffleBlockId(coords.shuffleId, mapId, p), out)
 
-  /** The appender of this attempt's chunks, pooling buffers of `bufferBytes`. */
-  protected def newAppender(bufferBytes: Int): ChunkAppender =
-    new ChunkAppender(coords, mapId, task.clients, conf, metrics, numPartitions, bufferBytes)
+  /**
+   * The appender of this attempt's chunks, pooling buffers of `bufferBytes`; with
+   * `awaitWindowOnPush` every push waits for the in-flight window (ChunkAppender).
+   */
+  protected def newAppender(bufferBytes: Int, awaitWindowOnPush: Boolean = false): ChunkAppender =
+    new ChunkAppender(coords, mapId, task.clients, conf, metrics, numPartitions, bufferBytes,
+      awaitWindowOnPush)
 
   /** Frees what the writer holds (buffers, pages, streams, pushes); called once, by stop. */
   protected def release(): Unit

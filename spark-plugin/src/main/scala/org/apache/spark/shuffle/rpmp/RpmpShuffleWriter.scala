@@ -20,7 +20,9 @@ private[spark] class RpmpShuffleWriter[K, V, C](task: MapTask[K, V, C])
   private var buffers: PartitionBuffers[RegisteredSink] = _
 
   override def write(records: Iterator[Product2[K, V]]): Unit = {
-    appender = newAppender(conf.pushBufferSize + ChunkPusher.Slack)
+    // PartitionBuffers releases a sink's task memory when it pushes it: the window on
+    // every push keeps what is released but still in flight bounded.
+    appender = newAppender(conf.pushBufferSize + ChunkPusher.Slack, awaitWindowOnPush = true)
     val serializer = dep.serializer.newInstance()
     buffers = new PartitionBuffers(context.taskMemoryManager(), numPartitions,
       conf.pushBufferSize, (p, sink) => serializer.serializeStream(wrapStream(p, sink)),
