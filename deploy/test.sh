@@ -13,6 +13,33 @@ started=$SECONDS
 # where its time goes (CI's limit is 90 minutes on 2 cores).
 phase() { echo "== $1 (at $(( (SECONDS - started) / 60 )) min)"; }
 deploy/install-deps.sh
+# Pools on /dev/shm are memory. A run that was killed (a CI job cut short, a benchmark
+# stopped with SIGKILL) leaves its pools there, and the next run's servers and JVMs then
+# meet the OOM killer half-way through (a CI run failed so: 14 GiB of stale pools).
+# Scratch files of tests whose process is gone are removed; any other RPMP pool that no
+# process holds open is named, with the memory it takes, but kept: it may be an
+# operator's stopped cluster (deploy/local-cluster.sh keeps pools across stop).
+shm_preflight() {
+  local f pid stale=0
+  for f in /dev/shm/rpmp-test-*; do
+    [ -e "$f" ] || continue
+    pid=${f#/dev/shm/rpmp-test-}; pid=${pid%%-*}
+    if ! kill -0 "$pid" 2>/dev/null; then
+      echo "removing $f: scratch of test process $pid, which is gone"
+      rm -rf "$f"
+    fi
+  done
+  for f in /dev/shm/rpmp-*.pool; do
+    [ -e "$f" ] || continue
+    fuser -s "$f" 2>/dev/null && continue
+    stale=$((stale + $(du -k "$f" | cut -f1)))
+    echo "warning: $f ($(du -h "$f" | cut -f1)) is held by no process (a stopped or killed cluster's pool)"
+  done
+  [ "$stale" -gt 0 ] && echo "warning: such pools take $((stale / 1024)) MiB of memory the tests need;" \
+    "remove them (deploy/local-cluster.sh stop --wipe, or rm) if they are not wanted"
+  echo "memory available: $(awk '/MemAvailable/ {print int($2 / 1024)}' /proc/meminfo) MiB"
+}
+shm_preflight
 # The Spark version matrix (docs/spark-plugin.md): the full suite on 4.2 (on PATH) and
 # on 3.5 (rpmp-spark-3.5.jar), a smoke job on the other Spark 4 lines. The build needs
 # none of them (Maven takes Spark from Maven Central), so they install (pip, about 80 s
