@@ -75,15 +75,15 @@ private[rpmp] final class ChunkAppender(
     push(p, buffer, sink.size - headerBytes, last)
   }
 
+  override def pushOrder(numPartitions: Int): Array[Int] = coords.partitionsByGroup
+
   override def pushMissingLasts(): Unit = {
-    var p = 0
-    while (p < numPartitions) {
+    for (p <- coords.partitionsByGroup) {
       if (chunks(p) > 0 && !sawLast(p)) {
         val buffer = takeBuffer(coords.serverFor(p), writeNamespace(p), headerBytes)
         buffer.setSize(headerBytes)
         push(p, buffer, 0, last = true)
       }
-      p += 1
     }
   }
 

@@ -38,6 +38,12 @@ private[rpmp] trait ChunkSinks[S <: ChunkSink] {
    * pushed chunks but not yet its LAST one (its data all went out in earlier chunks).
    */
   def pushMissingLasts(): Unit
+
+  /**
+   * The order in which a writer pushes many of its `numPartitions` partitions at once:
+   * ChunkAppender goes group by group, so each primary gets its appends in one burst.
+   */
+  def pushOrder(numPartitions: Int): Array[Int] = Array.range(0, numPartitions)
 }
 
 /**

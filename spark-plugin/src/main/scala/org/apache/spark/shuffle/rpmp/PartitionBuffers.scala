@@ -106,12 +106,12 @@ private[rpmp] class PartitionBuffers[S <: ChunkSink](
 
   /** Pushes every partition's buffered data (not as final chunks: a spill). */
   def flushAll(): Unit = {
-    for (p <- 0 until numPartitions) flush(p)
+    for (p <- chunks.pushOrder(numPartitions)) flush(p)
   }
 
   /** Pushes every partition's final chunk (after the last record). */
   def finish(): Unit = {
-    for (p <- 0 until numPartitions) flush(p, last = true)
+    for (p <- chunks.pushOrder(numPartitions)) flush(p, last = true)
     chunks.pushMissingLasts()
   }
 

@@ -46,10 +46,12 @@ private[spark] class RpmpBypassShuffleWriter[K, V, C](task: MapTask[K, V, C])
       if (sinks(p).size >= chunkBytes) closeChunk(p, last = false)
     }
     metrics.incRecordsWritten(count)
-    var p = 0
-    while (p < numPartitions) {
+    val order = appender.pushOrder(numPartitions) // each primary's last chunks in one burst
+    var i = 0
+    while (i < order.length) {
+      val p = order(i)
       if (streams(p) != null) closeChunk(p, last = true)
-      p += 1
+      i += 1
     }
     appender.pushMissingLasts()
     appender.finish()

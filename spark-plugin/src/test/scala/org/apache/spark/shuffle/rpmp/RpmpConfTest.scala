@@ -101,6 +101,14 @@ class RpmpConfTest {
     val mid = wide.copy(numPartitions = 200)
     assertEquals(Seq(0, 0, 0, 0, 1, 1, 1, 1, 2), (0 until 9).map(mid.groupOf))
     assertEquals((0 until 6).toSet, (0 until 200).map(mid.groupOf).toSet)
+    // Pushing many partitions at once goes group by group: every id once, each group's
+    // ids together and ascending, the groups in order.
+    val order = mid.partitionsByGroup.toSeq
+    assertEquals((0 until 200).toSet, order.toSet)
+    assertEquals(200, order.size)
+    assertEquals(Seq(0, 1, 2, 3, 24, 25, 26, 27, 48), order.take(9))
+    assertEquals(order.map(mid.groupOf).sorted, order.map(mid.groupOf))
+    assertEquals((0 until 5).toSeq, three.copy(groups = 1).partitionsByGroup.toSeq)
     // Auto: twice the live nodes, at most the partitions; 1 without a node map.
     assertEquals(6, RpmpShuffleManager.placementGroups(0, 200, Some(3)))
     assertEquals(4, RpmpShuffleManager.placementGroups(0, 4, Some(3)))
