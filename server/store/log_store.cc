@@ -283,15 +283,15 @@ StatusOr<ObjectView> LogStore::Get(const std::string& ns_name, const std::string
   NamespacePtr ns = FindNamespace(ns_name);
   if (ns == nullptr) return KeyNotFound(ns_name, key);
   std::lock_guard<std::mutex> lock(ns->mu);
-  auto it = ns->keys.find(key);
-  if (ns->deleted || it == ns->keys.end() || it->second.records.empty()) {
+  KeyEntry* entry = ns->keys.Find(key);
+  if (ns->deleted || entry == nullptr || entry->records.empty()) {
     return KeyNotFound(ns_name, key);
   }
   ObjectView view;
-  view.total_length = it->second.total_length;
-  view.records.reserve(it->second.records.size());
+  view.total_length = entry->total_length;
+  view.records.reserve(entry->records.size());
   const Segment* last_pinned = nullptr;
-  for (const StoredRecord& rec : it->second.records) {
+  for (const StoredRecord& rec : entry->records) {
     RecordInfo info;
     info.tag = rec.tag;
     info.length = rec.length;
@@ -321,8 +321,8 @@ Status LogStore::Delete(const std::string& ns_name, const std::string& key,
   bool duplicate = false;
   RPMP_RETURN_IF_ERROR(CheckWriteId(ns.get(), id, WriteIdKind::kDelete, key, &duplicate));
   if (duplicate) return Status::Ok();  // the first attempt deleted it
-  auto it = ns->keys.find(key);
-  if (it == ns->keys.end() || it->second.records.empty()) return KeyNotFound(ns_name, key);
+  KeyEntry* entry = ns->keys.Find(key);
+  if (entry == nullptr || entry->records.empty()) return KeyNotFound(ns_name, key);
   WriteSpec tomb_spec;
   tomb_spec.key = key;
   tomb_spec.id = id;
@@ -351,8 +351,8 @@ Status LogStore::Delete(const std::string& ns_name, const std::string& key,
     o.offset = tomb.header_offset + fmt::PayloadOffsetInRecord(key.size(), flags);
     ns->write_ids.Committed(id, o);
   }
-  MarkKeyDead(ns.get(), &it->second);
-  ns->keys.erase(it);
+  MarkKeyDead(ns.get(), entry);
+  ns->keys.Erase(key);
   MarkDead(ns.get(), tomb);  // nothing left for it to hide
   return Status::Ok();
 }
@@ -373,12 +373,12 @@ StatusOr<ListPage> LogStore::List(const std::string& ns_name, const std::string&
   if (ns == nullptr) return page;
   std::lock_guard<std::mutex> lock(ns->mu);
   if (ns->deleted) return page;
-  auto it = ns->keys.upper_bound(start_after);
-  for (; it != ns->keys.end() && page.keys.size() < max; ++it) {
+  auto it = ns->keys.UpperBound(start_after);
+  for (; it != ns->keys.End() && page.keys.size() < max; ++it) {
     page.keys.push_back(StoredKey{it->first, it->second.total_length,
                                 static_cast<uint32_t>(it->second.records.size())});
   }
-  page.more = it != ns->keys.end();
+  page.more = it != ns->keys.End();
   return page;
 }
 

@@ -23,6 +23,7 @@
 
 #include "server/store/format.h"
 #include "server/store/medium.h"
+#include "server/store/key_index.h"
 #include "server/store/reservation_impl.h"
 #include "server/store/store.h"
 #include "server/store/write_id_table.h"
@@ -105,7 +106,7 @@ struct Namespace {
   bool deleted = false;
   SegmentPtr active;
   std::unordered_map<Segment*, SegmentPtr> segments;
-  std::map<std::string, KeyEntry> keys;
+  KeyIndex<KeyEntry> keys;
   uint64_t records = 0;
   uint64_t live_bytes = 0;
   WriteIdTable write_ids;

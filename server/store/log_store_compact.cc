@@ -117,9 +117,9 @@ uint64_t LogStore::FinishMove(Namespace* ns, PendingMove* m) {
 // The index entry of `original` (same key, order, segment and header), or null.
 LogStore::StoredRecord* LogStore::FindRecord(Namespace* ns, const std::string& key,
                                           const StoredRecord& original) {
-  auto it = ns->keys.find(key);
-  if (it == ns->keys.end()) return nullptr;
-  std::vector<StoredRecord>& recs = it->second.records;  // ascending order seq
+  KeyEntry* entry = ns->keys.Find(key);
+  if (entry == nullptr) return nullptr;
+  std::vector<StoredRecord>& recs = entry->records;  // ascending order seq
   auto r = std::lower_bound(recs.begin(), recs.end(), original.order,
                             [](const StoredRecord& a, uint64_t o) { return a.order < o; });
   if (r == recs.end() || r->order != original.order || r->segment != original.segment ||

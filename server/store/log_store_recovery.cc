@@ -347,10 +347,9 @@ void LogStore::Replay(std::vector<Scanned>* scanned) {
     }
     if (s.dead) continue;  // kept only for its write id
     if (s.kind == fmt::kKindTombstone) {
-      auto it = ns->keys.find(s.key);
-      if (it != ns->keys.end()) {
-        MarkKeyDead(ns, &it->second);
-        ns->keys.erase(it);
+      if (KeyEntry* dead = ns->keys.Find(s.key)) {
+        MarkKeyDead(ns, dead);
+        ns->keys.Erase(s.key);
       }
       StoreCommitWord(rec, rec.seq | fmt::kDeadBit);  // finishes the interrupted delete
       continue;

@@ -68,5 +68,33 @@ TEST_CASE("benchmark: reserve+copy+commit throughput and reopen time", "[.bench]
   std::remove(disk.c_str());
 }
 
+// Gets of keys drawn uniformly from `count` keys of YCSB's shape ("user" and 19 digits,
+// past std::string's inline size): the index lookup, the pin and the record view.
+void GetMany(const std::string& pool_path, int count, int gets) {
+  StoreOptions options = OptionsFor(pool_path, 1ull << 30);
+  options.segment_size = 16 << 20;
+  auto store = OpenOrDie(options);
+  const std::string value = MakeValue(1, 100);
+  auto key = [](uint64_t i) { return "user" + std::to_string(1000000000000000000ull + i * 7919); };
+  for (int i = 0; i < count; i++) REQUIRE(Write(store.get(), "bench", key(i), value).ok());
+  std::vector<std::string> probes;
+  uint64_t x = 88172645463325252ull;
+  for (int i = 0; i < gets; i++) {
+    x ^= x << 13, x ^= x >> 7, x ^= x << 17;  // xorshift: cheap, fixed sequence
+    probes.push_back(key(x % count));
+  }
+  auto start = Clock::now();
+  for (const std::string& k : probes) REQUIRE(store->Get("bench", k).ok());
+  double s = Seconds(start);
+  std::printf("get of 1 of %8d keys (100 B values): %7.0f ns/get\n", count, s / gets * 1e9);
+}
+
+TEST_CASE("benchmark: get of a random key among many", "[.bench]") {
+  for (int count : {1000, 100000, 1000000}) {
+    TempPath path("bench");
+    GetMany(path.path(), count, 1000000);
+  }
+}
+
 }  // namespace
 }  // namespace rpmp
