@@ -21,16 +21,18 @@ deploy/install-deps.sh
 # operator's stopped cluster (deploy/local-cluster.sh keeps pools across stop).
 shm_preflight() {
   local f pid stale=0
-  for f in /dev/shm/rpmp-test-*; do
+  # rpmp-test-<pid>-* (tests/test_util.h), rpmp-store-test-<pid>-* (store tests)
+  for f in /dev/shm/rpmp-test-* /dev/shm/rpmp-store-test-*; do
     [ -e "$f" ] || continue
-    pid=${f#/dev/shm/rpmp-test-}; pid=${pid%%-*}
-    if ! kill -0 "$pid" 2>/dev/null; then
+    pid=${f#/dev/shm/rpmp-*test-}; pid=${pid%%-*}
+    if [[ "$pid" =~ ^[0-9]+$ ]] && ! kill -0 "$pid" 2>/dev/null; then
       echo "removing $f: scratch of test process $pid, which is gone"
       rm -rf "$f"
     fi
   done
   for f in /dev/shm/rpmp-*.pool; do
     [ -e "$f" ] || continue
+    case $f in /dev/shm/rpmp-test-*|/dev/shm/rpmp-store-test-*) continue ;; esac  # a live test's
     fuser -s "$f" 2>/dev/null && continue
     stale=$((stale + $(du -k "$f" | cut -f1)))
     echo "warning: $f ($(du -h "$f" | cut -f1)) is held by no process (a stopped or killed cluster's pool)"

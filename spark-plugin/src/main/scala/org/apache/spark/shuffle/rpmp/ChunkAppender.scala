@@ -78,7 +78,7 @@ private[rpmp] final class ChunkAppender(
   override def pushOrder(numPartitions: Int): Array[Int] = coords.partitionsByGroup
 
   override def pushMissingLasts(): Unit = {
-    for (p <- coords.partitionsByGroup) {
+    for (p <- pushOrder(numPartitions)) {
       if (chunks(p) > 0 && !sawLast(p)) {
         val buffer = takeBuffer(coords.serverFor(p), writeNamespace(p), headerBytes)
         buffer.setSize(headerBytes)

@@ -62,7 +62,7 @@ private[spark] case class RpmpShuffleCoordinates(
    */
   @transient lazy val partitionsByGroup: Array[Int] =
     if (groups <= 1) Array.range(0, numPartitions)
-    else Array.range(0, numPartitions).sortBy(p => (groupOf(p), p))
+    else Array.range(0, numPartitions).sortBy(groupOf) // a stable sort: ids stay ascending
 
   private def groupRun: Int = math.max(1, math.min(32, numPartitions / (groups * 8)))
 
