@@ -21,6 +21,8 @@ repo=$(cd "$here/../../../.." && pwd)
 jobs=${RPMP_APPS_JOBS:-20}
 ttl=${RPMP_APPS_VICTIM_TTL:-10}
 source "$here/spark-it-prereqs.sh"
+# shellcheck source=spark-it-checks.sh
+source "$here/spark-it-checks.sh"
 spark_it_prereqs "$build_dir" rpmp-server rpmpctl rpmp-proxy etcd
 
 work=$(mktemp -d /tmp/rpmp-spark-apps-it.XXXXXX)
@@ -39,9 +41,6 @@ start_rpmp_cluster "$work" "$build_dir" "$repo" "$python_bin"
 trap cleanup EXIT
 rpmpctl=("$build_dir/bin/rpmpctl" --proxy "$RPMP_PROXIES")
 
-passed=0 failed=0
-ok() { echo "ok   $1"; passed=$((passed+1)); }
-bad() { echo "FAIL $1"; failed=$((failed+1)); }
 # poll SECONDS WHAT CMD...: runs CMD every 0.2 s until it succeeds; false after SECONDS.
 poll() {
   local secs=$1 what=$2 until
@@ -145,12 +144,7 @@ echo "== Spark sort shuffle (local[2]), the same $((2 * jobs)) queries"
   "$here/spark_sessions_job.py" "$work/sort.json" $((2 * jobs)) 0 > "$work/sort.log" 2>&1 \
   || { tail -50 "$work/sort.log"; bad "the sort-shuffle run failed"; exit 1; }
 for app in a b; do
-  same=$("$python_bin" -c '
-import json, sys
-a, ref = json.load(open(sys.argv[1])), json.load(open(sys.argv[2]))
-diff = [k for k in sorted(a) if ref.get(k) != a[k]]
-print(len(a), len(diff), " ".join(diff[:5]))' "$work/$app.json" "$work/sort.json" 2>/dev/null || echo "0 0 unreadable")
-  read -r n ndiff first <<<"$same"
+  read -r n ndiff first <<<"$(results_match "$work/$app.json" "$work/sort.json")"
   if [[ "$n" == "$jobs" && "$ndiff" == 0 ]]; then ok "application $app: $n results equal Spark's sort shuffle"
   else bad "application $app: $ndiff of $n results differ from Spark's sort shuffle (first: ${first:-none})"; fi
   s=$(stored "$work/$app.log")

@@ -15,6 +15,8 @@ build_dir=$(cd "${1:?usage: run-spark-cluster-it.sh <cmake build dir>}" && pwd)
 here=$(cd "$(dirname "$0")" && pwd)
 repo=$(cd "$here/../../../.." && pwd)
 source "$here/spark-it-prereqs.sh"
+# shellcheck source=spark-it-checks.sh
+source "$here/spark-it-checks.sh"
 spark_it_prereqs "$build_dir" rpmp-server rpmpctl rpmp-proxy etcd
 
 work=$(mktemp -d /tmp/rpmp-spark-cluster-it.XXXXXX)
@@ -39,9 +41,6 @@ echo "== RPMP shuffle, cluster mode (proxies $proxies)"
   > "$work/rpmp.log" 2>&1 || { tail -50 "$work/rpmp.log"; echo "RPMP run failed"; exit 1; }
 sort_reference "$spark_submit" "$here" "$work" || exit 1
 
-passed=0 failed=0
-ok() { echo "ok   $1"; passed=$((passed+1)); }
-bad() { echo "FAIL $1"; failed=$((failed+1)); }
 
 stored=$(grep -c "Shuffle .* stored in RPMP namespace spark/.* (replicas 2 on nodes" "$work/rpmp.log" || true)
 if [[ "$stored" -gt 0 ]]; then ok "$stored shuffles stored in RPMP with 2 replicas"

@@ -22,6 +22,8 @@ build_dir=$(cd "${1:?usage: run-spark-fault-it.sh <cmake build dir>}" && pwd)
 here=$(cd "$(dirname "$0")" && pwd)
 repo=$(cd "$here/../../../.." && pwd)
 source "$here/spark-it-prereqs.sh"
+# shellcheck source=spark-it-checks.sh
+source "$here/spark-it-checks.sh"
 spark_it_prereqs "$build_dir" rpmp-server rpmp-proxy rpmpctl etcd
 
 # Small pools: these jobs shuffle a few MB, and a big pool takes long to create under load.
@@ -41,9 +43,6 @@ common=(--master "local-cluster[2,1,1024]" --driver-memory 1g --py-files "$here/
   --conf "spark.driver.extraClassPath=$jar" --conf "spark.executor.extraClassPath=$jar")
 mkdir "$work/events-fault" "$work/events-dynalloc"
 
-passed=0 failed=0
-ok() { echo "ok   $1"; passed=$((passed+1)); }
-bad() { echo "FAIL $1"; failed=$((failed+1)); }
 field() { "$python_bin" -c 'import json,sys; d=json.load(open(sys.argv[1]))
 for k in sys.argv[2].split("."): d=d[k]
 print(d)' "$1" "$2"; }

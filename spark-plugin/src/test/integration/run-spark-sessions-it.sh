@@ -17,6 +17,8 @@ here=$(cd "$(dirname "$0")" && pwd)
 repo=$(cd "$here/../../../.." && pwd)
 jobs=${RPMP_SESSIONS_JOBS:-100}
 source "$here/spark-it-prereqs.sh"
+# shellcheck source=spark-it-checks.sh
+source "$here/spark-it-checks.sh"
 spark_it_prereqs "$build_dir" rpmp-server rpmpctl rpmp-proxy etcd curl
 
 work=$(mktemp -d /tmp/rpmp-spark-sessions-it.XXXXXX)
@@ -43,16 +45,8 @@ echo "== Spark sort shuffle (local[2])"
 "$spark_submit" "${local[@]}" "${common[@]}" "$here/spark_sessions_job.py" "$work/sort.json" "$jobs" \
   > "$work/sort.log" 2>&1 || { tail -50 "$work/sort.log"; echo "sort run failed"; exit 1; }
 
-passed=0 failed=0
-ok() { echo "ok   $1"; passed=$((passed+1)); }
-bad() { echo "FAIL $1"; failed=$((failed+1)); }
 
-same=$("$python_bin" -c '
-import json, sys
-a, b = json.load(open(sys.argv[1])), json.load(open(sys.argv[2]))
-diff = [k for k in sorted(b) if a.get(k) != b[k]]
-print(len(b), len(diff), " ".join(diff[:5]))' "$work/rpmp.json" "$work/sort.json")
-read -r n ndiff first <<<"$same"
+read -r n ndiff first <<<"$(results_match "$work/rpmp.json" "$work/sort.json")"
 if [[ "$n" == "$jobs" && "$ndiff" == 0 ]]; then ok "$n jobs: every result equals Spark's sort shuffle"
 else bad "$ndiff of $n jobs differ from Spark's sort shuffle (first: ${first:-none})"; fi
 

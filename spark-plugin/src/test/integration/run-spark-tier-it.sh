@@ -13,6 +13,8 @@ build_dir=$(cd "${1:?usage: run-spark-tier-it.sh <cmake build dir>}" && pwd)
 here=$(cd "$(dirname "$0")" && pwd)
 repo=$(cd "$here/../../../.." && pwd)
 source "$here/spark-it-prereqs.sh"
+# shellcheck source=spark-it-checks.sh
+source "$here/spark-it-checks.sh"
 spark_it_prereqs "$build_dir" rpmp-server rpmpctl rpmp-proxy etcd
 
 rows=${RPMP_TIER_ROWS:-131072}  # x 1 KiB: twice the 64 MiB fast pool
@@ -46,9 +48,6 @@ until [[ -f "$work/result.json" ]]; do
   sleep 0.5
 done
 
-passed=0 failed=0
-ok() { echo "ok   $1"; passed=$((passed+1)); }
-bad() { echo "FAIL $1"; failed=$((failed+1)); }
 read -r shuffled direct < <("$python_bin" -c 'import json, sys
 r = json.load(open(sys.argv[1]))
 print(",".join(map(str, r["shuffled"])), ",".join(map(str, r["direct"])))' "$work/result.json")
